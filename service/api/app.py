@@ -1,0 +1,137 @@
+"""The composition root: settings → pool → event store → game service → Litestar app.
+
+`create_app()` builds nothing that needs the database; the pool opens in the lifespan, so the
+OpenAPI document can be exported without one (`python -m service openapi`).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import structlog
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.enums import ScopeType
+from litestar.logging.config import StructLoggingConfig
+from litestar.middleware.logging import LoggingMiddlewareConfig
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.plugins.problem_details import ProblemDetailsPlugin
+from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from service.api import problems
+from service.api.routes import (
+    GameController,
+    GuestController,
+    TableController,
+    health,
+    provide_player,
+    provide_service,
+)
+from service.games import Clock, Dealer, GameService, secure_dealer, system_clock
+from service.store.events import EventStore
+from service.store.pool import open_pool
+
+MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 413
+
+
+def request_id_middleware(app: ASGIApp) -> ASGIApp:
+    """Binds a request id (the client's `X-Request-ID` or a new one) to every log line of the
+    request and echoes it in the response."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")[:64]
+        request_id = incoming or uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-request-id", request_id.encode("latin-1")))
+                message["headers"] = headers
+            await send(message)
+
+        try:
+            await app(scope, receive, send_with_id)
+        finally:
+            structlog.contextvars.unbind_contextvars("request_id")
+
+    return middleware
+
+
+def create_app(
+    database_url: str | None = None,
+    *,
+    clock: Clock = system_clock,
+    dealer: Dealer = secure_dealer,
+    pool_size: int = 10,
+) -> Litestar:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        url = database_url or os.environ.get("DATABASE_URL")
+        if not url:
+            raise RuntimeError("DATABASE_URL is not set (python -m service run sets it for you)")
+        pool = await open_pool(url, min_size=1, max_size=pool_size)
+        app.state.service = GameService(EventStore(pool), pool, clock=clock, dealer=dealer)
+        try:
+            yield
+        finally:
+            await pool.close()
+
+    exception_handlers: dict[Any, Any] = dict.fromkeys(
+        problems.DATABASE_ERRORS, problems.database_unavailable
+    )
+    exception_handlers[Exception] = problems.internal_error
+
+    return Litestar(
+        route_handlers=[GuestController, TableController, GameController, health],
+        dependencies={
+            "service": Provide(provide_service, sync_to_thread=False),
+            "player": Provide(provide_player),
+        },
+        lifespan=[lifespan],
+        plugins=[
+            ProblemDetailsPlugin(problems.problem_details_config()),
+            StructlogPlugin(
+                StructlogConfig(
+                    structlog_logging_config=StructLoggingConfig(),
+                    # Never bodies or headers: they carry bearer tokens and hidden hands.
+                    middleware_logging_config=LoggingMiddlewareConfig(
+                        request_log_fields=("method", "path", "path_params", "query"),
+                        response_log_fields=["status_code"],
+                    ),
+                )
+            ),
+        ],
+        exception_handlers=exception_handlers,
+        middleware=[request_id_middleware],
+        request_max_body_size=MAX_BODY_BYTES,
+        openapi_config=OpenAPIConfig(
+            title="Swarm",
+            version="1.0.0",
+            description=(
+                "Swarm, the bee card game of secret picks, as a REST API. Every action is an "
+                "immutable event; every view is rebuilt from them. Errors are RFC 9457 problem "
+                "details (`application/problem+json`)."
+            ),
+            path="/docs",
+            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
+            components=Components(
+                security_schemes={
+                    "bearer": SecurityScheme(
+                        type="http", scheme="bearer", description="The token from createGuest"
+                    )
+                }
+            ),
+        ),
+        debug=False,
+    )

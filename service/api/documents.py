@@ -1,0 +1,59 @@
+"""The committed contract: the OpenAPI document and the JSON Schemas of what we store and accept.
+
+`python -m service documents` writes them; `tests/contract/test_documents.py` fails when the
+committed copies drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from litestar.serialization import encode_json
+
+from service.api.app import create_app
+from service.games import AnyMove
+from service.rules.commands import Command
+from service.rules.events import Event
+from service.tables import TableEventUnion
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _dump(document: Any) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def openapi_document() -> str:
+    # Litestar's encoder knows the Structs that examples may hold; json.loads gives plain data.
+    return _dump(json.loads(encode_json(create_app().openapi_schema.to_schema())))
+
+
+def json_schemas() -> dict[str, str]:
+    """One file a union: what a game stream stores, what a table stream stores, the rules'
+    commands, and the move bodies clients send."""
+    unions: dict[str, Any] = {
+        "game-events.schema.json": Event,
+        "table-events.schema.json": TableEventUnion,
+        "game-commands.schema.json": Command,
+        "moves.schema.json": AnyMove,
+    }
+    return {name: _dump(msgspec.json.schema(union)) for name, union in unions.items()}
+
+
+def documents() -> dict[Path, str]:
+    files = {ROOT / "openapi" / "openapi.json": openapi_document()}
+    files.update({ROOT / "schemas" / name: text for name, text in json_schemas().items()})
+    return files
+
+
+def write_documents() -> list[Path]:
+    written = []
+    for path, text in documents().items():
+        if not path.exists() or path.read_text() != text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            written.append(path)
+    return written

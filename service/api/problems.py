@@ -1,0 +1,167 @@
+"""Every refusal as an RFC 9457 problem, mapped in this one place.
+
+`type` is `urn:swarm:problem:<code>`; `code` repeats the slug so clients can switch on it
+without parsing the URN. A 500 is always a bug: it is logged with the request id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import msgspec
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
+
+from service.games import Conflict, Forbidden, NotFound, Unauthorized
+from service.rules.errors import IllegalMove, InvalidMove, RuleViolation
+from service.store.events import ConcurrencyConflict
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+log = structlog.get_logger(__name__)
+
+
+class Problem(msgspec.Struct, kw_only=True):
+    """An RFC 9457 problem details object."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    code: str | None = None
+    extra: Any | None = None
+
+
+def problem(
+    status: int, code: str, title: str, detail: str, **headers: str
+) -> ProblemDetailsException:
+    return ProblemDetailsException(
+        status_code=status,
+        type_=f"urn:swarm:problem:{code}",
+        title=title,
+        detail=detail,
+        extra={"code": code},
+        headers=dict(headers) or None,
+    )
+
+
+def _rule_violation(exc: RuleViolation) -> ProblemDetailsException:
+    status = 422 if isinstance(exc, InvalidMove) else 409 if isinstance(exc, IllegalMove) else 400
+    return problem(status, exc.code, exc.title, exc.detail)
+
+
+def _http_exception(exc: HTTPException) -> ProblemDetailsException:
+    codes = {
+        400: "bad-request",
+        401: "unauthorized",
+        404: "not-found",
+        405: "method-not-allowed",
+        413: "body-too-large",
+        429: "too-many-requests",
+    }
+    code = codes.get(exc.status_code, f"http-{exc.status_code}")
+    title = exc.detail or "Bad request"
+    pd = ProblemDetailsException(
+        status_code=exc.status_code,
+        type_=f"urn:swarm:problem:{code}",
+        title=title,
+        detail=title,
+        headers=exc.headers,
+        extra={"code": code, "extra": exc.extra} if exc.extra else {"code": code},
+    )
+    return pd
+
+
+def _not_found(exc: NotFound) -> ProblemDetailsException:
+    return problem(404, "not-found", "Not found", str(exc))
+
+
+def _unauthorized(exc: Unauthorized) -> ProblemDetailsException:
+    return problem(
+        401,
+        "unauthorized",
+        "A valid bearer token is required",
+        str(exc),
+        **{"WWW-Authenticate": "Bearer"},
+    )
+
+
+def _forbidden(exc: Forbidden) -> ProblemDetailsException:
+    return problem(403, "forbidden", "Not yours to see or do", str(exc))
+
+
+def _conflict(exc: Conflict) -> ProblemDetailsException:
+    return problem(409, "conflict", "Conflicts with the table's state", str(exc))
+
+
+def _concurrency(exc: ConcurrencyConflict) -> ProblemDetailsException:
+    return problem(409, "concurrent-change", "Changed by another request", "Try again.")
+
+
+def problem_details_config() -> ProblemDetailsConfig:
+    return ProblemDetailsConfig(
+        enable_for_all_http_exceptions=True,
+        exception_to_problem_detail_map={
+            HTTPException: _http_exception,
+            RuleViolation: _rule_violation,
+            NotFound: _not_found,
+            Unauthorized: _unauthorized,
+            Forbidden: _forbidden,
+            Conflict: _conflict,
+            ConcurrencyConflict: _concurrency,
+        },
+    )
+
+
+def database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.warning("database unavailable", error=repr(exc))
+    return problem(
+        503,
+        "database-unavailable",
+        "The database is not reachable",
+        "Try again shortly.",
+        **{"Retry-After": "2"},
+    ).to_response(request)
+
+
+def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.exception("unhandled error", exc_info=exc)
+    return problem(500, "internal-error", "Internal server error", "This is a bug.").to_response(
+        request
+    )
+
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.ConnectionDoesNotExistError,
+    asyncpg.exceptions.InterfaceError,
+    asyncpg.exceptions.PostgresConnectionError,
+    ConnectionError,
+    OSError,
+    TimeoutError,
+)
+
+
+def responses(*statuses: int) -> dict[int, ResponseSpec]:
+    descriptions = {
+        400: "Malformed request (wrong types, unknown fields, bad parameters)",
+        401: "Missing or unknown bearer token",
+        403: "The caller does not sit at this table or game",
+        404: "No such table or game",
+        409: "Not allowed now (a rule, or the table's state)",
+        413: "Request body too large",
+        422: "A move that can never be valid (for example a stem that does not exist)",
+        503: "The database is not reachable",
+    }
+    return {
+        status: ResponseSpec(
+            data_container=Problem,
+            description=descriptions[status],
+            media_type=PROBLEM_MEDIA_TYPE,
+            generate_examples=False,  # random examples would make the document drift
+        )
+        for status in statuses
+    }

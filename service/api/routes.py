@@ -1,0 +1,173 @@
+"""HTTP handlers: parse, call one use case, return its view. No rules and no SQL here.
+
+Each handler has a stable `operation_id`: clients and the contract tests use these names.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+from uuid import UUID
+
+import msgspec
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from service.api.problems import responses
+from service.games import AnyMove, GameService, Player, TableView, Unauthorized, VisibleEvent
+from service.views import GameView
+
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
+PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
+
+
+class GuestIn(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name
+
+
+class GuestOut(msgspec.Struct):
+    player_id: str
+    name: str
+    token: str  # send as `Authorization: Bearer <token>`
+
+
+class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
+    players: PlayerCount = 4
+
+
+class EventPage(msgspec.Struct):
+    events: list[VisibleEvent]
+    game_version: int  # the game's log so far; ask again with after=<last version you have>
+
+
+class Health(msgspec.Struct):
+    status: str
+    database: str
+
+
+def provide_service(state: State) -> GameService:
+    service: Service = state.service
+    return service
+
+
+async def provide_player(request: Request[object, object, State], service: Service) -> Player:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("Send `Authorization: Bearer <token>`; createGuest gives you one.")
+    return await service.authenticate(token.strip())
+
+
+Service = NamedDependency[GameService]
+Caller = NamedDependency[Player]
+
+AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+
+class GuestController(Controller):
+    path = "/guests"
+    tags = ["players"]
+
+    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
+    async def create_guest(self, data: JSONBody[GuestIn], service: Service) -> GuestOut:
+        """A guest identity to play with: no account needed for solo play."""
+        player, token = await service.create_guest(data.name)
+        return GuestOut(player_id=player.player_id, name=player.name, token=token)
+
+
+class TableController(Controller):
+    path = "/"
+    tags = ["tables"]
+    security = AUTH
+
+    @post(
+        "/solo-tables",
+        operation_id="createSoloTable",
+        status_code=201,
+        responses=responses(400, 401, 413, 422, 503),
+    )
+    async def create_solo_table(
+        self, data: JSONBody[SoloTableIn], service: Service, player: Caller
+    ) -> TableView:
+        """Sit at seat 1 against bee players (Buzz, Bumble, … in that order); the first game is
+        dealt at once. Nothing is timed, paid or recorded."""
+        return await service.create_solo_table(player, data.players)
+
+    @get(
+        "/tables/{table_id:uuid}",
+        operation_id="getTable",
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def get_table(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """The table and, in `game`, the caller's view of its current game."""
+        return await service.get_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/games",
+        operation_id="playAgain",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def play_again(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """Deal a new game at the same table once the current one has ended. The new game's id
+        is the last of `games`; `getTable` always shows the current one."""
+        return await service.play_again(player, str(table_id))
+
+
+class GameController(Controller):
+    path = "/games"
+    tags = ["games"]
+    security = AUTH
+
+    @get("/{game_id:uuid}", operation_id="getGame", responses=responses(400, 401, 403, 404, 503))
+    async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
+        """The caller's view: their hand, the stems, every seat's stings and status, the forecast
+        for each bee in hand, and any too-low choice with the cost of each stem."""
+        return await service.get_game(player, str(game_id))
+
+    @post(
+        "/{game_id:uuid}/moves",
+        operation_id="submitMove",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    async def submit_move(
+        self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, player: Caller
+    ) -> GameView:
+        """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
+        Bee players react at once. Resending a `move_id` returns the same result and writes
+        nothing."""
+        return await service.submit_move(player, str(game_id), data)
+
+    @get(
+        "/{game_id:uuid}/events",
+        operation_id="listGameEvents",
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def list_game_events(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        after: Annotated[
+            int, QueryParameter(ge=0, le=2**31 - 1, description="Last version seen")
+        ] = 0,
+        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
+    ) -> EventPage:
+        """The game's log after version `after`, as the caller may see it: other seats' hands and
+        unrevealed picks are null until the game ends, then everything is shown."""
+        view = await service.get_game(player, str(game_id))
+        events = await service.list_game_events(player, str(game_id), after, limit)
+        return EventPage(events=events, game_version=view.version)
+
+
+@get("/health", operation_id="health", tags=["operations"], responses=responses(503))
+async def health(service: Service) -> Health:
+    """Liveness and database readiness."""
+    await service.pool.fetchval("SELECT 1")
+    return Health(status="ok", database="ok")

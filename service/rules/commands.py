@@ -1,0 +1,51 @@
+"""What a seat (or the table) asks the game to do: imperative, and refusable.
+
+`at` is the moment the command is handled. The rules never read a clock; the service passes the
+time in, so a timed game's deadlines are facts in its events and a replay is exact.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from service.rules.events import ClockSettings, SeatInfo
+
+
+class GameCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    at: datetime | None = None
+
+
+class StartGame(GameCommand, frozen=True, tag="start_game"):
+    """Deal a game. `deck_order` is the shuffled deck; the rules own no randomness."""
+
+    game_id: str
+    table_id: str
+    seats: tuple[SeatInfo, ...]
+    deck_order: tuple[int, ...]
+    clock: ClockSettings | None = None
+
+
+class TapBee(GameCommand, frozen=True, tag="tap"):
+    seat: int
+    bee: int
+
+
+class ConfirmPick(GameCommand, frozen=True, tag="confirm"):
+    """Confirm the tapped bee, or name the bee to tap and confirm in one step."""
+
+    seat: int
+    bee: int | None = None
+
+
+class TakeStem(GameCommand, frozen=True, tag="take_stem"):
+    seat: int
+    stem: int
+
+
+class LeaveGame(GameCommand, frozen=True, tag="leave"):
+    seat: int
+
+
+Command = StartGame | TapBee | ConfirmPick | TakeStem | LeaveGame

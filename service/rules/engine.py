@@ -1,0 +1,514 @@
+"""The rules of Swarm as a Decider: `initial_state`, `decide`, `evolve`, `is_terminal`.
+
+`decide(command, state)` checks a command against the rules and returns the events it causes
+(or raises a `RuleViolation`); `evolve(state, event)` records a fact and never refuses. A game's
+state is the fold of its events from `initial_state`, so a replay needs nothing else.
+
+No I/O, no clock, no randomness: the deal arrives as data (`StartGame.deck_order`) and the time
+as `command.at`. The bee players' choice of bee is a policy outside the rules (`bees.py`); the
+one thing the seed fixes for them, the cheapest stem when their bee is too low, is a rule and
+lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from service.rules import errors
+from service.rules.cards import (
+    HAND_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    STEM_CAPACITY,
+    STEM_COUNT,
+    TURNS,
+    deck,
+    pile_stings,
+)
+from service.rules.commands import (
+    Command,
+    ConfirmPick,
+    LeaveGame,
+    StartGame,
+    TakeStem,
+    TapBee,
+)
+from service.rules.events import (
+    BeeLanded,
+    BeeTapped,
+    ClockSettings,
+    EndReason,
+    Event,
+    GameEnded,
+    GameStarted,
+    Pick,
+    PickConfirmed,
+    PicksRevealed,
+    SeatInfo,
+    SeatLeft,
+    StemChoiceRequired,
+    StemTaken,
+    TurnStarted,
+)
+
+# "flying" only exists between the events of one decision: revealed bees still to land.
+Phase = Literal["not_started", "dealt", "picking", "flying", "choosing", "ended"]
+Stems = tuple[tuple[int, ...], ...]
+
+
+class SeatState(msgspec.Struct, frozen=True, kw_only=True):
+    info: SeatInfo
+    hand: tuple[int, ...]  # ascending
+    tapped: int | None = None
+    confirmed: int | None = None
+    pile: tuple[int, ...] = ()  # the bees this seat has taken
+    stings: int = 0
+    left: bool = False
+
+    @property
+    def number(self) -> int:
+        return self.info.seat
+
+    @property
+    def is_bee(self) -> bool:
+        return self.info.kind == "bee"
+
+    @property
+    def playing(self) -> bool:
+        return not self.left
+
+
+class GameState(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str = ""
+    table_id: str = ""
+    seats: tuple[SeatState, ...] = ()
+    stems: Stems = ()  # each stem bottom → top
+    turn: int = 0
+    phase: Phase = "not_started"
+    in_flight: tuple[Pick, ...] = ()  # revealed picks that have not landed, lowest first
+    revealed: tuple[Pick, ...] = ()  # the picks revealed most recently, lowest first
+    pending: Pick | None = None  # the too-low bee waiting for its player's choice
+    deadline: datetime | None = None  # of the running turn or choice, in a timed game
+    clock: ClockSettings | None = None
+    winners: tuple[int, ...] = ()
+    end_reason: EndReason | None = None
+    version: int = 0  # events folded so far
+
+    def seat(self, number: int) -> SeatState:
+        return self.seats[number - 1]
+
+
+initial_state = GameState()
+
+
+class StemCost(msgspec.Struct, frozen=True, kw_only=True):
+    stem: int
+    bees: int
+    stings: int
+
+
+class Forecast(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a bee would land if nobody else's got there first (seed §3)."""
+
+    bee: int
+    too_low: bool
+    stem: int | None = None  # None when too low: its player would choose
+    sixth: bool = False
+    takes: tuple[int, ...] = ()
+    takes_stings: int = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure queries
+
+
+def landing_stem(stems: Stems, bee: int) -> int | None:
+    """The stem (1–4) whose top bee is lower than `bee` and closest to it; None if too low."""
+    best: int | None = None
+    best_top = 0
+    for index, stem in enumerate(stems):
+        top = stem[-1]
+        if best_top < top < bee:
+            best, best_top = index + 1, top
+    return best
+
+
+def stem_costs(stems: Stems) -> tuple[StemCost, ...]:
+    return tuple(
+        StemCost(stem=index + 1, bees=len(stem), stings=pile_stings(stem))
+        for index, stem in enumerate(stems)
+    )
+
+
+def cheapest_stem(stems: Stems) -> int:
+    """Fewest stings, then fewest bees, then the lowest stem number (seed §5)."""
+    cheapest = min(stem_costs(stems), key=lambda cost: (cost.stings, cost.bees, cost.stem))
+    return cheapest.stem
+
+
+def forecast(stems: Stems, bee: int) -> Forecast:
+    stem = landing_stem(stems, bee)
+    if stem is None:
+        return Forecast(bee=bee, too_low=True)
+    bees = stems[stem - 1]
+    if len(bees) >= STEM_CAPACITY:
+        return Forecast(
+            bee=bee,
+            too_low=False,
+            stem=stem,
+            sixth=True,
+            takes=bees,
+            takes_stings=pile_stings(bees),
+        )
+    return Forecast(bee=bee, too_low=False, stem=stem)
+
+
+def is_terminal(state: GameState) -> bool:
+    return state.phase == "ended"
+
+
+def awaiting(state: GameState) -> tuple[int, ...]:
+    """Seats whose decision the game is waiting for."""
+    if state.phase == "picking":
+        return tuple(s.number for s in state.seats if s.playing and s.confirmed is None)
+    if state.phase == "choosing" and state.pending is not None:
+        return (state.pending.seat,)
+    return ()
+
+
+def winners_of(seats: Sequence[SeatState]) -> tuple[int, ...]:
+    """Fewest stings among the seats still counting; ties share the win."""
+    counting = [s for s in seats if s.playing]
+    if not counting:
+        return ()
+    fewest = min(s.stings for s in counting)
+    return tuple(s.number for s in counting if s.stings == fewest)
+
+
+# ---------------------------------------------------------------------------------------------
+# evolve: record a fact, never refuse
+
+
+def evolve(state: GameState, event: Event) -> GameState:
+    version = state.version + 1
+    match event:
+        case GameStarted():
+            seats = tuple(
+                SeatState(info=info, hand=tuple(sorted(hand)))
+                for info, hand in zip(event.seats, event.hands, strict=True)
+            )
+            return replace(
+                state,
+                game_id=event.game_id,
+                table_id=event.table_id,
+                seats=seats,
+                stems=tuple((bee,) for bee in event.stems),
+                phase="dealt",
+                clock=event.clock,
+                version=version,
+            )
+        case TurnStarted():
+            seats = tuple(replace(s, tapped=None, confirmed=None) for s in state.seats)
+            return replace(
+                state,
+                seats=seats,
+                turn=event.turn,
+                phase="picking",
+                deadline=event.deadline,
+                version=version,
+            )
+        case BeeTapped():
+            return _with_seat(state, event.seat, version, tapped=event.bee)
+        case PickConfirmed():
+            return _with_seat(state, event.seat, version, tapped=event.bee, confirmed=event.bee)
+        case PicksRevealed():
+            played = {pick.seat: pick.bee for pick in event.picks}
+            seats = tuple(
+                replace(
+                    s,
+                    hand=tuple(b for b in s.hand if b != played.get(s.number)),
+                    tapped=None,
+                    confirmed=None,
+                )
+                for s in state.seats
+            )
+            return replace(
+                state,
+                seats=seats,
+                in_flight=event.picks,
+                revealed=event.picks,
+                phase="flying",
+                deadline=None,
+                version=version,
+            )
+        case BeeLanded():
+            stems = list(state.stems)
+            state = _landed(state, event.seat, event.bee)
+            if event.taken:
+                state = _took(state, event.seat, event.taken)
+                stems[event.stem - 1] = (event.bee,)
+            else:
+                stems[event.stem - 1] = (*stems[event.stem - 1], event.bee)
+            return replace(state, stems=tuple(stems), version=version)
+        case StemChoiceRequired():
+            return replace(
+                state,
+                phase="choosing",
+                pending=Pick(seat=event.seat, bee=event.bee),
+                deadline=event.deadline,
+                version=version,
+            )
+        case StemTaken():
+            stems = list(state.stems)
+            stems[event.stem - 1] = (event.bee,)
+            state = _took(_landed(state, event.seat, event.bee), event.seat, event.taken)
+            return replace(
+                state,
+                stems=tuple(stems),
+                phase="flying",
+                pending=None,
+                deadline=None,
+                version=version,
+            )
+        case SeatLeft():
+            return _with_seat(state, event.seat, version, left=True, tapped=None, confirmed=None)
+        case GameEnded():
+            return replace(
+                state,
+                phase="ended",
+                winners=event.winners,
+                end_reason=event.reason,
+                pending=None,
+                deadline=None,
+                version=version,
+            )
+    raise AssertionError(f"unknown event {event!r}")  # pragma: no cover - the union is closed
+
+
+def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState:
+    for event in events:
+        state = evolve(state, event)
+    return state
+
+
+def _with_seat(state: GameState, number: int, version: int, **changes: object) -> GameState:
+    seats = list(state.seats)
+    seats[number - 1] = replace(seats[number - 1], **changes)
+    return replace(state, seats=tuple(seats), version=version)
+
+
+def _landed(state: GameState, seat: int, bee: int) -> GameState:
+    flying = tuple(p for p in state.in_flight if not (p.seat == seat and p.bee == bee))
+    return replace(state, in_flight=flying)
+
+
+def _took(state: GameState, number: int, taken: tuple[int, ...]) -> GameState:
+    seats = list(state.seats)
+    seat = seats[number - 1]
+    seats[number - 1] = replace(
+        seat, pile=(*seat.pile, *taken), stings=seat.stings + pile_stings(taken)
+    )
+    return replace(state, seats=tuple(seats))
+
+
+# ---------------------------------------------------------------------------------------------
+# decide: the rules
+
+
+def decide(command: Command, state: GameState) -> list[Event]:
+    match command:
+        case StartGame():
+            return _start(command, state)
+        case TapBee():
+            seat = _picking_seat(state, command.seat)
+            _require_in_hand(seat, command.bee)
+            return [BeeTapped(seat=command.seat, bee=command.bee)]
+        case ConfirmPick():
+            seat = _picking_seat(state, command.seat)
+            bee = command.bee if command.bee is not None else seat.tapped
+            if bee is None:
+                raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
+            _require_in_hand(seat, bee)
+            return _Cascade(state, command.at).confirm(command.seat, bee)
+        case TakeStem():
+            if not 1 <= command.stem <= STEM_COUNT:
+                raise errors.StemOutOfRange(f"Stems are numbered 1 to {STEM_COUNT}.")
+            _require_live(state)
+            if state.phase != "choosing" or state.pending is None:
+                raise errors.NotYourDecision("No bee is too low: there is no stem to choose.")
+            if state.pending.seat != command.seat:
+                raise errors.NotYourDecision(
+                    f"Seat {state.pending.seat} chooses the stem, not seat {command.seat}."
+                )
+            return _Cascade(state, command.at).take(command.stem, chosen_by="player")
+        case LeaveGame():
+            _require_live(state)
+            _require_playing(state, command.seat)
+            return _Cascade(state, command.at).leave(command.seat)
+    raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
+
+
+def _start(command: StartGame, state: GameState) -> list[Event]:
+    if state.phase != "not_started":
+        raise errors.GameAlreadyStarted("This game has already been dealt.")
+    players = len(command.seats)
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise errors.InvalidSeats(f"A game has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
+    if [s.seat for s in command.seats] != list(range(1, players + 1)):
+        raise errors.InvalidSeats("Seats are numbered 1, 2, 3, … in order.")
+    if sorted(command.deck_order) != list(deck(players)):
+        raise errors.InvalidDeal(
+            f"The deck for {players} players is the bees 1 to {len(deck(players))}."
+        )
+    order = command.deck_order
+    hands = tuple(tuple(order[i * HAND_SIZE : (i + 1) * HAND_SIZE]) for i in range(players))
+    stems = tuple(order[players * HAND_SIZE :])
+    started = GameStarted(
+        game_id=command.game_id,
+        table_id=command.table_id,
+        seats=command.seats,
+        hands=hands,
+        stems=stems,
+        clock=command.clock,
+    )
+    return [started, TurnStarted(turn=1, deadline=_deadline(command.clock, command.at, "turn"))]
+
+
+def _require_live(state: GameState) -> None:
+    if state.phase == "ended":
+        raise errors.GameOver("The game has ended.")
+    if state.phase in ("not_started", "dealt"):
+        raise errors.GameNotStarted("The game has not started.")
+
+
+def _require_playing(state: GameState, number: int) -> SeatState:
+    if not 1 <= number <= len(state.seats):
+        raise errors.SeatNotPlaying(f"There is no seat {number} in this game.")
+    seat = state.seat(number)
+    if seat.left:
+        raise errors.SeatNotPlaying(f"Seat {number} has left the game.")
+    return seat
+
+
+def _picking_seat(state: GameState, number: int) -> SeatState:
+    _require_live(state)
+    seat = _require_playing(state, number)
+    if state.phase == "choosing":
+        raise errors.NotYourDecision("A too-low bee's player is choosing a stem; wait for it.")
+    if seat.confirmed is not None:
+        raise errors.AlreadyConfirmed("A confirmed pick is final.")
+    return seat
+
+
+def _require_in_hand(seat: SeatState, bee: int) -> None:
+    if bee not in seat.hand:
+        raise errors.BeeNotInHand(f"Bee {bee} is not in your hand.")
+
+
+def _deadline(
+    clock: ClockSettings | None, at: datetime | None, kind: Literal["turn", "choice"]
+) -> datetime | None:
+    if clock is None or at is None:
+        return None
+    seconds = clock.turn_seconds if kind == "turn" else clock.choice_seconds
+    return at + timedelta(seconds=seconds)
+
+
+class _Cascade:
+    """Folds the events of one decision as it emits them, so each rule sees the state so far."""
+
+    def __init__(self, state: GameState, at: datetime | None) -> None:
+        self.state = state
+        self.at = at
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+    def confirm(self, seat: int, bee: int) -> list[Event]:
+        self.emit(PickConfirmed(seat=seat, bee=bee))
+        self._reveal_when_all_in()
+        return self.events
+
+    def take(self, stem: int, chosen_by: Literal["player", "rule"]) -> list[Event]:
+        pending = self.state.pending
+        assert pending is not None
+        taken = self.state.stems[stem - 1]
+        self.emit(
+            StemTaken(
+                seat=pending.seat, bee=pending.bee, stem=stem, taken=taken, chosen_by=chosen_by
+            )
+        )
+        self._fly()
+        return self.events
+
+    def leave(self, seat: int) -> list[Event]:
+        self.emit(SeatLeft(seat=seat))
+        people = [s for s in self.state.seats if not s.is_bee]
+        staying = [s for s in people if s.playing]
+        if len(staying) == 0:
+            self._end("abandoned", winners=())
+        elif len(staying) == 1 and len(people) > 1:
+            # Bee players don't keep a game going for one person (seed §9).
+            self._end("last_person_standing", winners=(staying[0].number,))
+        elif self.state.phase == "choosing" and self.state.pending is not None:
+            if self.state.pending.seat == seat:
+                self.take(cheapest_stem(self.state.stems), chosen_by="rule")
+        elif self.state.phase == "picking":
+            self._reveal_when_all_in()
+        return self.events
+
+    def _reveal_when_all_in(self) -> None:
+        playing = [s for s in self.state.seats if s.playing]
+        if any(s.confirmed is None for s in playing):
+            return
+        picks = sorted(
+            (Pick(seat=s.number, bee=s.confirmed) for s in playing if s.confirmed is not None),
+            key=lambda p: p.bee,
+        )
+        self.emit(PicksRevealed(turn=self.state.turn, picks=tuple(picks)))
+        self._fly()
+
+    def _fly(self) -> None:
+        while self.state.in_flight:
+            pick = self.state.in_flight[0]
+            stems = self.state.stems
+            stem = landing_stem(stems, pick.bee)
+            if stem is None:
+                seat = self.state.seat(pick.seat)
+                if seat.is_bee or seat.left:
+                    cheapest = cheapest_stem(stems)
+                    self.emit(
+                        StemTaken(
+                            seat=pick.seat,
+                            bee=pick.bee,
+                            stem=cheapest,
+                            taken=stems[cheapest - 1],
+                            chosen_by="rule",
+                        )
+                    )
+                    continue
+                deadline = _deadline(self.state.clock, self.at, "choice")
+                self.emit(StemChoiceRequired(seat=pick.seat, bee=pick.bee, deadline=deadline))
+                return
+            full = len(stems[stem - 1]) >= STEM_CAPACITY
+            taken = stems[stem - 1] if full else ()
+            self.emit(BeeLanded(seat=pick.seat, bee=pick.bee, stem=stem, taken=taken))
+        if self.state.turn >= TURNS:
+            self._end("finished", winners_of(self.state.seats))
+        else:
+            deadline = _deadline(self.state.clock, self.at, "turn")
+            self.emit(TurnStarted(turn=self.state.turn + 1, deadline=deadline))
+
+    def _end(self, reason: EndReason, winners: tuple[int, ...]) -> None:
+        self.emit(
+            GameEnded(
+                stings=tuple(s.stings for s in self.state.seats), winners=winners, reason=reason
+            )
+        )

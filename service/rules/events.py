@@ -1,0 +1,166 @@
+"""What happened in a game: past-tense facts, stored forever.
+
+Stored events are a contract with every game ever played: a new field always gets a default, an
+existing field never changes type, a tag is never reused (msgspec "Schema Evolution").
+`tests/unit/test_event_fixtures.py` decodes events stored by earlier versions.
+
+Seats are numbered from 1 and stems 1–4 here, as the seed and every client number them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+
+SeatKind = Literal["person", "bee"]
+EndReason = Literal["finished", "last_person_standing", "abandoned"]
+Chooser = Literal["player", "rule"]
+
+
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Who sits in a seat. `player_id` is None for a bee player."""
+
+    seat: int
+    name: str
+    kind: SeatKind
+    player_id: str | None = None
+
+
+class Pick(msgspec.Struct, frozen=True, kw_only=True):
+    seat: int
+    bee: int
+
+
+class ClockSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Turn and too-low choice durations of a timed (online) game; solo games have none."""
+
+    turn_seconds: float = 20.0
+    choice_seconds: float = 10.0
+
+
+class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every game event."""
+
+
+class GameStarted(GameEvent, frozen=True, tag="game_started"):
+    """The deal: each seat's hand of 10 and the 4 bees that start STEM 1 to STEM 4."""
+
+    game_id: str
+    table_id: str
+    seats: tuple[SeatInfo, ...]
+    hands: tuple[tuple[int, ...], ...]
+    stems: tuple[int, ...]
+    clock: ClockSettings | None = None
+
+
+class TurnStarted(GameEvent, frozen=True, tag="turn_started"):
+    turn: int
+    deadline: datetime | None = None
+
+
+class BeeTapped(GameEvent, frozen=True, tag="bee_tapped"):
+    """A saved, changeable choice. Hidden from the other seats."""
+
+    seat: int
+    bee: int
+
+
+class PickConfirmed(GameEvent, frozen=True, tag="pick_confirmed"):
+    """A final pick. The bee stays hidden from the other seats until the picks are revealed."""
+
+    seat: int
+    bee: int
+
+
+class PicksRevealed(GameEvent, frozen=True, tag="picks_revealed"):
+    """Everyone is in: the picks, lowest first, which is the order they fly in."""
+
+    turn: int
+    picks: tuple[Pick, ...]
+
+
+class BeeLanded(GameEvent, frozen=True, tag="bee_landed"):
+    """A bee landed on a stem. `taken` is non-empty when it was the sixth bee: the 5 it took."""
+
+    seat: int
+    bee: int
+    stem: int
+    taken: tuple[int, ...] = ()
+
+
+class StemChoiceRequired(GameEvent, frozen=True, tag="stem_choice_required"):
+    """A person's bee is too low for every stem: the game waits for them to choose one to take."""
+
+    seat: int
+    bee: int
+    deadline: datetime | None = None
+
+
+class StemTaken(GameEvent, frozen=True, tag="stem_taken"):
+    """A too-low bee took every bee of a stem and starts it again alone."""
+
+    seat: int
+    bee: int
+    stem: int
+    taken: tuple[int, ...]
+    chosen_by: Chooser = "player"
+
+
+class SeatLeft(GameEvent, frozen=True, tag="seat_left"):
+    """A person left mid-game: no more picks, and their stings stop counting."""
+
+    seat: int
+
+
+class GameEnded(GameEvent, frozen=True, tag="game_ended"):
+    """Final stings by seat (index 0 is seat 1) and the winners, who share the win."""
+
+    stings: tuple[int, ...]
+    winners: tuple[int, ...]
+    reason: EndReason = "finished"
+
+
+Event = (
+    GameStarted
+    | TurnStarted
+    | BeeTapped
+    | PickConfirmed
+    | PicksRevealed
+    | BeeLanded
+    | StemChoiceRequired
+    | StemTaken
+    | SeatLeft
+    | GameEnded
+)
+
+EVENT_TYPES: tuple[type[GameEvent], ...] = (
+    GameStarted,
+    TurnStarted,
+    BeeTapped,
+    PickConfirmed,
+    PicksRevealed,
+    BeeLanded,
+    StemChoiceRequired,
+    StemTaken,
+    SeatLeft,
+    GameEnded,
+)
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Event)
+
+
+def encode_event(event: GameEvent) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode_event(data: bytes | str) -> Event:
+    return _decoder.decode(data)
+
+
+def event_type(event: GameEvent) -> str:
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag

@@ -1,0 +1,82 @@
+"""Apply the plain SQL files in ``migrations/`` in filename order.
+
+Each file runs in its own transaction and is recorded in ``schema_migrations`` with a checksum.
+A session-level advisory lock makes concurrent runs (two processes starting at once) safe: the
+second waits, then finds everything applied. Editing an already-applied file is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+# Fixed advisory lock key for migrations ("swarm-mi" as ASCII, fits a signed bigint).
+MIGRATION_LOCK_KEY = 0x737761726D2D6D69
+
+
+class MigrationError(RuntimeError):
+    """A migration file no longer matches what was applied, or cannot be applied."""
+
+
+def _checksum(sql: str) -> str:
+    return hashlib.sha256(sql.encode("utf-8")).hexdigest()
+
+
+def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
+    return sorted(directory.glob("*.sql"), key=lambda path: path.name)
+
+
+def migrate(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
+    """Apply pending migrations to the database at ``url``; return the names applied."""
+    files = migration_files(directory)
+    applied_now: list[str] = []
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("select pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+        try:
+            conn.execute(
+                """
+                create table if not exists schema_migrations (
+                    name       text primary key,
+                    checksum   text not null,
+                    applied_at timestamptz not null default now()
+                )
+                """
+            )
+            rows = conn.execute("select name, checksum from schema_migrations").fetchall()
+            done: dict[str, str] = {name: checksum for name, checksum in rows}
+            for path in files:
+                sql = path.read_text(encoding="utf-8")
+                checksum = _checksum(sql)
+                if path.name in done:
+                    if done[path.name] != checksum:
+                        raise MigrationError(
+                            f"migration {path.name} was changed after it was applied "
+                            f"(checksum {done[path.name]} in the database, {checksum} on disk); "
+                            "add a new migration instead of editing an applied one"
+                        )
+                    continue
+                log.info("applying migration %s", path.name)
+                try:
+                    with conn.transaction():
+                        conn.execute(sql.encode("utf-8"))  # bytes: a file is not a LiteralString
+                        conn.execute(
+                            "insert into schema_migrations (name, checksum) values (%s, %s)",
+                            (path.name, checksum),
+                        )
+                except psycopg.Error as exc:
+                    raise MigrationError(f"migration {path.name} failed: {exc}") from exc
+                applied_now.append(path.name)
+            # Files recorded in the database but missing on disk are suspicious, not fatal.
+            missing = sorted(set(done) - {path.name for path in files})
+            if missing:
+                log.warning("applied migrations missing on disk: %s", ", ".join(missing))
+        finally:
+            conn.execute("select pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+    return applied_now

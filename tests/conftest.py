@@ -1,0 +1,40 @@
+"""Shared fixtures. The database ones start PostgreSQL lazily: unit tests never touch it.
+
+Where the database comes from: see ``service.store.database.provide_test_database_url``
+(DATABASE_URL, else Testcontainers if a Docker engine answers, else embedded PostgreSQL).
+Tests use unique (uuid) stream ids, so they share one database and never clean up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from service.store.database import provide_test_database_url
+from service.store.events import EventStore
+from service.store.migrate import migrate
+from service.store.pool import Pool, open_pool
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    """URL of a migrated, throw-away database for this test session."""
+    with provide_test_database_url() as url:
+        migrate(url)
+        yield url
+
+
+@pytest.fixture(scope="session")
+async def pool(database_url: str) -> AsyncIterator[Pool]:
+    """The application's pool (connections run as ``swarm_app`` when possible)."""
+    pool = await open_pool(database_url, min_size=1, max_size=30)
+    try:
+        yield pool
+    finally:
+        await pool.close()
+
+
+@pytest.fixture
+def event_store(pool: Pool) -> EventStore:
+    return EventStore(pool)
