@@ -293,7 +293,7 @@ class GameService:
                 expected_version=0,
                 events=[_game_new_event(e) for e in events],
             ),
-            metadata={"actor": player.player_id, "command": "open_game"},
+            metadata={"actor": player.player_id, "causation": "open_game"},
         )
         self._games.put(game_id, state)
         return self._table_view(evolve_table(table, opened), state, player)
@@ -382,7 +382,7 @@ class GameService:
                     ),
                     metadata={
                         "command_id": command_id,
-                        "command": move.__struct_config__.tag,
+                        "causation": move.__struct_config__.tag,
                         "actor": player.player_id,
                     },
                     command=(stream, command_id),

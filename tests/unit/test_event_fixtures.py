@@ -1,0 +1,136 @@
+"""Old events must always decode: one stored line per event type, as `encode_event` writes them,
+plus lines written before the optional fields existed (they decode to the defaults).
+
+Never edit a line of `fixtures/events_v1.jsonl`: it stands for events already in the store.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.rules.events import (
+    EVENT_TYPES,
+    BeeLanded,
+    BeeTapped,
+    ClockSettings,
+    GameEnded,
+    GameStarted,
+    Pick,
+    PickConfirmed,
+    PicksRevealed,
+    SeatInfo,
+    SeatLeft,
+    StemChoiceRequired,
+    StemTaken,
+    TurnStarted,
+    decode_event,
+    encode_event,
+    event_type,
+)
+
+FIXTURE = Path(__file__).parent / "fixtures" / "events_v1.jsonl"
+LINES = FIXTURE.read_text(encoding="utf-8").splitlines()
+
+# (line number from 1, type, fields to check, written with every field as encode_event does)
+EXPECTED: list[tuple[int, type, dict[str, Any], bool]] = [
+    (
+        1,
+        GameStarted,
+        {
+            "game_id": "g1",
+            "seats": (
+                SeatInfo(seat=1, name="Ann", kind="person", player_id="p1"),
+                SeatInfo(seat=2, name="Buzz", kind="bee"),
+            ),
+            "stems": (5, 10, 15, 20),
+            "clock": ClockSettings(turn_seconds=20.0, choice_seconds=10.0),
+        },
+        True,
+    ),
+    (2, TurnStarted, {"turn": 1, "deadline": datetime(2025, 3, 1, 12, 0, 20, tzinfo=UTC)}, True),
+    (3, BeeTapped, {"seat": 1, "bee": 3}, True),
+    (4, PickConfirmed, {"seat": 1, "bee": 3}, True),
+    (
+        5,
+        PicksRevealed,
+        {"turn": 1, "picks": (Pick(seat=1, bee=3), Pick(seat=2, bee=13))},
+        True,
+    ),
+    (
+        6,
+        StemChoiceRequired,
+        {"seat": 1, "bee": 3, "deadline": datetime(2025, 3, 1, 12, 0, 30, tzinfo=UTC)},
+        True,
+    ),
+    (
+        7,
+        StemTaken,
+        {"seat": 1, "bee": 3, "stem": 4, "taken": (20,), "chosen_by": "player"},
+        True,
+    ),
+    (8, BeeLanded, {"seat": 2, "bee": 13, "stem": 2, "taken": ()}, True),
+    (9, BeeLanded, {"bee": 6, "stem": 1, "taken": (1, 2, 3, 4, 5)}, True),
+    (10, SeatLeft, {"seat": 2}, True),
+    (
+        11,
+        GameEnded,
+        {"stings": (3, 0), "winners": (1,), "reason": "last_person_standing"},
+        True,
+    ),
+    # Without the optional fields: the defaults fill them in.
+    (
+        12,
+        GameStarted,
+        {
+            "clock": None,
+            "seats": (
+                SeatInfo(seat=1, name="Ann", kind="person", player_id=None),
+                SeatInfo(seat=2, name="Buzz", kind="bee", player_id=None),
+            ),
+        },
+        False,
+    ),
+    (13, GameStarted, {"clock": ClockSettings(turn_seconds=20.0, choice_seconds=10.0)}, False),
+    (14, TurnStarted, {"turn": 2, "deadline": None}, False),
+    (15, StemChoiceRequired, {"seat": 2, "bee": 1, "deadline": None}, False),
+    (16, BeeLanded, {"bee": 14, "taken": ()}, False),
+    (17, StemTaken, {"taken": (15, 16), "chosen_by": "player"}, False),
+    (18, GameEnded, {"winners": (1, 2), "reason": "finished"}, False),
+]
+
+
+def test_the_fixture_lines_and_the_expectations_match() -> None:
+    assert [number for number, *_ in EXPECTED] == list(range(1, len(LINES) + 1))
+
+
+def test_every_event_type_has_a_stored_line() -> None:
+    stored = {json.loads(line)["type"] for line in LINES}
+    assert stored == {type_.__struct_config__.tag for type_ in EVENT_TYPES}
+
+
+@pytest.mark.parametrize(
+    ("number", "expected_type", "fields", "full"),
+    EXPECTED,
+    ids=[f"line{number}-{type_.__name__}" for number, type_, _, _ in EXPECTED],
+)
+def test_old_events_always_decode(
+    number: int, expected_type: type, fields: dict[str, Any], full: bool
+) -> None:
+    line = LINES[number - 1]
+    event = decode_event(line)
+    assert type(event) is expected_type
+    assert event_type(event) == json.loads(line)["type"]
+    for name, value in fields.items():
+        assert getattr(event, name) == value, name
+    # decoding from bytes works the same
+    assert decode_event(line.encode()) == event
+    if full:
+        # today's encoder still writes exactly what was stored
+        assert json.loads(encode_event(event)) == json.loads(line)
+    else:
+        assert decode_event(encode_event(event)) == event
