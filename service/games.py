@@ -7,11 +7,13 @@ dealt there) and `game-<id>` (every move). It never hides a rule of its own: the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import secrets
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -39,6 +41,7 @@ from service.store.events import (
     StreamAppend,
 )
 from service.store.pool import Pool
+from service.store.wakeups import Wakeups
 from service.tables import (
     GameOpened,
     TableEvent,
@@ -191,8 +194,10 @@ class GameService:
         *,
         clock: Clock = system_clock,
         dealer: Dealer = secure_dealer,
+        wakeups: Wakeups | None = None,
     ) -> None:
         self.store = store
+        self.wakeups = wakeups
         self.pool = pool
         self.clock = clock
         self.dealer = dealer
@@ -406,6 +411,48 @@ class GameService:
             _stream("game", game_id), after_version=after, up_to_version=after + limit
         )
         return visible_events(recorded, seat, game_over=state.phase == "ended")
+
+    async def follow_game(
+        self, player: Player, game_id: str, after: int, *, heartbeat: float
+    ) -> AsyncIterator[VisibleEvent | None]:
+        """The caller's live view of the game log after version `after`: each event as
+        `list_game_events` would show it at that moment, and `None` for a heartbeat tick.
+
+        Checks access now (so 403/404 come before any streaming); the iterator ends after
+        `game_ended`. It re-reads the stream after every wake-up (a NOTIFY from whichever
+        process appended) and on every heartbeat tick, in case a notification was missed.
+        """
+        state = await self._load_game(game_id)
+        seat = self._seat_in(state, player)
+        if seat is None:
+            raise Forbidden("You do not sit at this game.")
+        stream = _stream("game", game_id)
+        ended_at = state.version if state.phase == "ended" else None
+
+        async def follow() -> AsyncIterator[VisibleEvent | None]:
+            last = after
+            with (
+                self.wakeups.subscribe(stream)
+                if self.wakeups is not None
+                else contextlib.nullcontext(asyncio.Event())
+            ) as woken:
+                while ended_at is None or last < ended_at:
+                    woken.clear()  # before reading, so a commit during the read wakes us again
+                    recorded = await self.store.read_stream(stream, after_version=last)
+                    if recorded:
+                        over = any(r.type == "game_ended" for r in recorded) or ended_at is not None
+                        for event in visible_events(recorded, seat, game_over=over):
+                            yield event
+                        last = recorded[-1].version
+                        if over:
+                            return
+                        continue
+                    try:
+                        await asyncio.wait_for(woken.wait(), heartbeat)
+                    except TimeoutError:
+                        yield None
+
+        return follow()
 
 
 def visible_events(

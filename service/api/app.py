@@ -27,6 +27,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api import problems
 from service.api.routes import (
+    NO_ACCESS_LOG,
     GameController,
     GuestController,
     TableController,
@@ -37,6 +38,7 @@ from service.api.routes import (
 from service.games import Clock, Dealer, GameService, secure_dealer, system_clock
 from service.store.events import EventStore
 from service.store.pool import open_pool
+from service.store.wakeups import Wakeups
 
 MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 413
 
@@ -74,6 +76,7 @@ def create_app(
     clock: Clock = system_clock,
     dealer: Dealer = secure_dealer,
     pool_size: int = 10,
+    stream_heartbeat: float = 15.0,
 ) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -81,10 +84,16 @@ def create_app(
         if not url:
             raise RuntimeError("DATABASE_URL is not set (python -m service run sets it for you)")
         pool = await open_pool(url, min_size=1, max_size=pool_size)
-        app.state.service = GameService(EventStore(pool), pool, clock=clock, dealer=dealer)
+        wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
+        await wakeups.start()
+        app.state.stream_heartbeat = stream_heartbeat
+        app.state.service = GameService(
+            EventStore(pool), pool, clock=clock, dealer=dealer, wakeups=wakeups
+        )
         try:
             yield
         finally:
+            await wakeups.close()
             await pool.close()
 
     exception_handlers: dict[Any, Any] = dict.fromkeys(
@@ -108,6 +117,8 @@ def create_app(
                     middleware_logging_config=LoggingMiddlewareConfig(
                         request_log_fields=("method", "path", "path_params", "query"),
                         response_log_fields=["status_code"],
+                        # The middleware logs every body chunk: one line per SSE message.
+                        exclude_opt_key=NO_ACCESS_LOG,
                     ),
                 )
             ),

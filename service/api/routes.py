@@ -5,17 +5,28 @@ Each handler has a stable `operation_id`: clients and the contract tests use the
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 from uuid import UUID
 
 import msgspec
+import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.problems import responses
-from service.games import AnyMove, GameService, Player, TableView, Unauthorized, VisibleEvent
+from service.games import (
+    AnyMove,
+    GameService,
+    Player,
+    TableView,
+    Unauthorized,
+    VisibleEvent,
+)
 from service.views import GameView
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -62,7 +73,28 @@ async def provide_player(request: Request[object, object, State], service: Servi
 Service = NamedDependency[GameService]
 Caller = NamedDependency[Player]
 
+log = structlog.get_logger(__name__)
+
 AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+_EVENT_ENCODER = msgspec.json.Encoder()
+
+NO_ACCESS_LOG = "no_access_log"  # handler opt: skip the request/response logging middleware
+
+STREAM_DESCRIPTION = (
+    "A Server-Sent Events stream (`text/event-stream`). Each message is `id: <game version>`, "
+    "`event: <event type>` and `data: <the event as listGameEvents returns it>` (one JSON "
+    "object, with the same redaction). A `: heartbeat` comment comes every few seconds while "
+    "nothing happens. The stream ends after `game_ended`."
+)
+
+
+def _sse_message(event: VisibleEvent | None) -> ServerSentEventMessage:
+    if event is None:
+        return ServerSentEventMessage(data=None, comment="heartbeat")
+    return ServerSentEventMessage(
+        data=_EVENT_ENCODER.encode(event).decode("utf-8"), event=event.type, id=event.version
+    )
 
 
 class GuestController(Controller):
@@ -164,6 +196,55 @@ class GameController(Controller):
         view = await service.get_game(player, str(game_id))
         events = await service.list_game_events(player, str(game_id), after, limit)
         return EventPage(events=events, game_version=view.version)
+
+    @get(
+        "/{game_id:uuid}/stream",
+        operation_id="streamGameEvents",
+        opt={NO_ACCESS_LOG: True},
+        responses={
+            200: ResponseSpec(
+                data_container=str,
+                description=STREAM_DESCRIPTION,
+                media_type="text/event-stream",
+                generate_examples=False,
+            ),
+            **responses(400, 401, 403, 404, 503),
+        },
+    )
+    async def stream_game_events(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        state: State,
+        after: Annotated[
+            int | None,
+            QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
+        ] = None,
+        last_event_id: Annotated[
+            int | None,
+            HeaderParameter(
+                name="Last-Event-ID",
+                ge=0,
+                le=2**31 - 1,
+                description="Sent by EventSource on reconnect; wins over `after`",
+            ),
+        ] = None,
+    ) -> ServerSentEvent:
+        """Follow the game live: every event after `after` (or `Last-Event-ID`), as
+        listGameEvents shows it, then each new one as it is recorded, by any server instance.
+        Resume after a disconnect with the last `id` received: nothing is lost or repeated."""
+        start = last_event_id if last_event_id is not None else (after or 0)
+        events = await service.follow_game(
+            player, str(game_id), start, heartbeat=state.stream_heartbeat
+        )
+        log.info("stream opened", game_id=str(game_id), after=start)
+
+        async def messages() -> AsyncIterator[ServerSentEventMessage]:
+            async for event in events:
+                yield _sse_message(event)
+
+        return ServerSentEvent(messages())
 
 
 @get("/health", operation_id="health", tags=["operations"], responses=responses(503))

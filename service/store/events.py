@@ -13,6 +13,8 @@ Design (after pyeventsourcing's ``eventsourcing/postgres.py`` and message-db's
   lock for the same reason; message-db an advisory lock per category. One global lock is the
   simplest correct choice at our write rates; it caps throughput at one append transaction at
   a time.
+* Every append also runs ``pg_notify('swarm_events', <stream>)`` per stream written, inside the
+  transaction, so listeners (``service/store/wakeups.py``) wake only after the commit.
 * JSON stays text across the wire: callers pass encoded JSON bytes in, get ``data::text`` bytes
   out. asyncpg never decodes jsonb for us, so nothing is decoded twice.
 """
@@ -27,6 +29,10 @@ import asyncpg
 import msgspec
 
 from service.store.pool import Pool
+
+# LISTEN/NOTIFY channel: each append notifies the names of the streams it wrote to (see
+# service/store/wakeups.py).
+WAKEUP_CHANNEL = "swarm_events"
 
 # Fixed key for the append lock ("swarm-ev" as ASCII, fits a signed bigint).
 APPEND_LOCK_KEY = 0x737761726D2D6576
@@ -98,6 +104,8 @@ select stream, max(version) from events where stream = any($1::text[]) group by 
 _STREAM_VERSION = "select coalesce(max(version), 0) from events where stream = $1"
 
 _COMMAND_VERSION = "select version from processed_commands where stream = $1 and command_id = $2"
+
+_NOTIFY = f"select pg_notify('{WAKEUP_CHANNEL}', s) from unnest($1::text[]) as s"
 
 _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = b"{}"
@@ -182,6 +190,9 @@ class EventStore:
                         if s_col
                         else []
                     )
+                    if s_col:
+                        # Delivered to listeners only on commit: a wake-up, never the data.
+                        await conn.execute(_NOTIFY, [a.stream for a in appends if a.events])
                     if command is not None:
                         await conn.execute(
                             "insert into processed_commands (stream, command_id, version)"

@@ -31,7 +31,10 @@ CHECKS = [
 
 @pytest.fixture(scope="session")
 def api_schema(live_server: str) -> Any:
-    return schemathesis.openapi.from_url(f"{live_server}/docs/openapi.json")
+    schema = schemathesis.openapi.from_url(f"{live_server}/docs/openapi.json")
+    # streamGameEvents is an open-ended text/event-stream: a request for a live game only ends
+    # at game_ended, so a generated call would hang the run. tests/e2e/test_streams.py covers it.
+    return schema.exclude(operation_id="streamGameEvents")
 
 
 @pytest.fixture(scope="session")
