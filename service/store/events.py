@@ -15,6 +15,11 @@ Design (after pyeventsourcing's ``eventsourcing/postgres.py`` and message-db's
   a time.
 * Every append also runs ``pg_notify('swarm_events', <stream>)`` per stream written, inside the
   transaction, so listeners (``service/store/wakeups.py``) wake only after the commit.
+* Every event carries ``hash``, SHA-256 chained to the previous event of its stream
+  (``service/chain.py``). It is computed in the append transaction, under the append lock, from the
+  stream's stored head hash, so concurrent writers cannot fork a chain. What is hashed is the data
+  as ``jsonb`` stores it: the caller's JSON is normalised through ``jsonb`` in the lock statement
+  itself (no extra round trip), so ``verify_stream`` recomputes the same bytes from ``data::text``.
 * JSON stays text across the wire: callers pass encoded JSON bytes in, get ``data::text`` bytes
   out. asyncpg never decodes jsonb for us, so nothing is decoded twice.
 """
@@ -28,6 +33,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from service import chain
 from service.store.pool import Pool
 
 # LISTEN/NOTIFY channel: each append notifies the names of the streams it wrote to (see
@@ -60,6 +66,7 @@ class RecordedEvent(msgspec.Struct, frozen=True):
     data: bytes  # raw JSON bytes as stored (jsonb::text, so normalised by PostgreSQL)
     metadata: dict[str, Any]
     recorded_at: datetime
+    hash: bytes = b""  # the chain hash (service/chain.py); empty for rows older than the chain
 
 
 class ConcurrencyConflict(Exception):
@@ -86,19 +93,29 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
-_COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at"
+_COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash"
+
+# Takes the append lock and, in the same round trip, returns the event data as jsonb will store it
+# (the text the chain hashes, see service/chain.py).
+_LOCK_AND_NORMALISE = """
+select pg_advisory_xact_lock($1),
+       array(select d::jsonb::text from unnest($2::text[]) with ordinality as u(d, n) order by n)
+"""
 
 _INSERT_EVENTS = f"""
-insert into events (stream, version, type, data, metadata)
-select e.stream, e.version, e.type, e.data::jsonb, $5::text::jsonb
-from unnest($1::text[], $2::integer[], $3::text[], $4::text[])
-     with ordinality as e(stream, version, type, data, n)
+insert into events (stream, version, type, data, hash, metadata)
+select e.stream, e.version, e.type, e.data::jsonb, e.hash, $6::text::jsonb
+from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::bytea[])
+     with ordinality as e(stream, version, type, data, hash, n)
 order by e.n
 returning {_COLUMNS}
 """
 
-_STREAM_VERSIONS = """
-select stream, max(version) from events where stream = any($1::text[]) group by stream
+# Each existing stream's head: its last version and that event's hash.
+_STREAM_HEADS = """
+select distinct on (stream) stream, version, hash
+from events where stream = any($1::text[])
+order by stream, version desc
 """
 
 _STREAM_VERSION = "select coalesce(max(version), 0) from events where stream = $1"
@@ -111,6 +128,31 @@ _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = b"{}"
 
 
+def _chain_hashes(
+    heads: Mapping[str, tuple[int, bytes | None]],
+    streams: Sequence[str],
+    versions: Sequence[int],
+    types: Sequence[str],
+    stored_data: Sequence[str],
+) -> list[bytes]:
+    """Each new event's chain hash, continuing its stream's head (``GENESIS`` for a new stream).
+
+    A head without a hash (written before migration 0003) restarts from ``GENESIS``; such a stream
+    fails verification anyway ("missing hash").
+    """
+    last: dict[str, bytes] = {s: h or chain.GENESIS for s, (_, h) in heads.items()}
+    hashes: list[bytes] = []
+    for stream, version, type_, text in zip(streams, versions, types, stored_data, strict=True):
+        try:
+            data = chain.canonical_json(text)
+        except ValueError as exc:
+            raise ValueError(f"event data cannot be hashed: {exc}") from exc
+        digest = chain.event_hash(last.get(stream, chain.GENESIS), stream, version, type_, data)
+        last[stream] = digest
+        hashes.append(digest)
+    return hashes
+
+
 def _to_event(row: asyncpg.Record) -> RecordedEvent:
     return RecordedEvent(
         position=row[0],
@@ -120,6 +162,7 @@ def _to_event(row: asyncpg.Record) -> RecordedEvent:
         data=row[4].encode("utf-8"),
         metadata=_METADATA_DECODER.decode(row[5]),
         recorded_at=row[6],
+        hash=b"" if row[7] is None else bytes(row[7]),
     )
 
 
@@ -134,6 +177,7 @@ class EventStore:
         *appends: StreamAppend,
         metadata: Mapping[str, Any] | None = None,
         command: tuple[str, str] | None = None,
+        also: Sequence[tuple[str, Sequence[Any]]] = (),
     ) -> list[RecordedEvent]:
         """Append to one or several streams atomically; return the recorded events.
 
@@ -142,6 +186,8 @@ class EventStore:
         the append idempotent: if that command was already processed, ``DuplicateCommand``
         (carrying the version it produced) and nothing is written; otherwise it is recorded with
         the stream's version after this append. ``metadata`` is stored on every event.
+        ``also``: further ``(sql, args)`` statements run in the same transaction after the
+        events, for projections that must never lag behind them (the lobby).
         """
         streams = [a.stream for a in appends]
         if len(set(streams)) != len(streams):
@@ -173,20 +219,25 @@ class EventStore:
         async with self._pool.acquire() as conn:
             try:
                 async with conn.transaction():
-                    await conn.execute("select pg_advisory_xact_lock($1)", APPEND_LOCK_KEY)
+                    stored_data: list[str] = await conn.fetchval(
+                        _LOCK_AND_NORMALISE, APPEND_LOCK_KEY, d_col, column=1
+                    )
                     if command is not None:
                         done = await conn.fetchval(_COMMAND_VERSION, *command)
                         if done is not None:
                             raise DuplicateCommand(command[0], command[1], done)
-                    current: dict[str, int] = {
-                        r[0]: r[1] for r in await conn.fetch(_STREAM_VERSIONS, streams)
+                    heads: dict[str, tuple[int, bytes | None]] = {
+                        r[0]: (r[1], r[2]) for r in await conn.fetch(_STREAM_HEADS, streams)
                     }
                     for a in appends:
-                        actual = current.get(a.stream, 0)
+                        actual = heads.get(a.stream, (0, None))[0]
                         if actual != a.expected_version:
                             raise ConcurrencyConflict(a.stream, a.expected_version, actual)
+                    h_col = _chain_hashes(heads, s_col, v_col, t_col, stored_data)
                     rows = (
-                        await conn.fetch(_INSERT_EVENTS, s_col, v_col, t_col, d_col, meta_text)
+                        await conn.fetch(
+                            _INSERT_EVENTS, s_col, v_col, t_col, stored_data, h_col, meta_text
+                        )
                         if s_col
                         else []
                     )
@@ -201,6 +252,8 @@ class EventStore:
                             command[1],
                             command_version,
                         )
+                    for sql, args in also:
+                        await conn.execute(sql, *args)
             except asyncpg.UniqueViolationError as exc:
                 # Backstops, only reachable if some writer bypassed the append lock. The
                 # transaction is rolled back; look up the facts on the same connection (taking a
@@ -240,6 +293,20 @@ class EventStore:
             up_to_version,
         )
         return [_to_event(r) for r in rows]
+
+    async def verify_stream(
+        self, stream: str, *, anchors: Mapping[int, bytes] | None = None
+    ) -> chain.ChainVerdict:
+        """Recompute the hash chain of ``stream`` (see ``service.chain.verify_chain``).
+
+        ``anchors`` are hashes by version known from outside the database: only they catch a
+        removed tail or a suffix rewritten with recomputed hashes.
+        """
+        links = [
+            chain.ChainLink(e.stream, e.version, e.type, e.data, e.hash)
+            for e in await self.read_stream(stream)
+        ]
+        return chain.verify_chain(links, stream=stream, anchors=anchors)
 
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""

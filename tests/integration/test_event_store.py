@@ -223,7 +223,9 @@ async def test_tailing_reader_never_misses_a_late_commit(
                 async with conn.transaction():
                     await conn.execute("select pg_advisory_xact_lock($1)", APPEND_LOCK_KEY)
                     await conn.execute(
-                        "insert into events (stream, version, type, data) values ($1, $2, $3, $4)",
+                        # Not a valid chain hash (the chain is not this test's concern).
+                        "insert into events (stream, version, type, data, hash)"
+                        " values ($1, $2, $3, $4, sha256('slow'))",
                         stream,
                         version,
                         "Slow",
@@ -312,7 +314,8 @@ async def test_unique_constraints_back_up_the_checks_for_writers_that_skip_the_l
     try:
         rogue_inserts: list[tuple[str, type[Exception]]] = [
             (
-                "insert into events (stream, version, type, data) values ($1, 1, 'Rogue', '{}')",
+                "insert into events (stream, version, type, data, hash)"
+                " values ($1, 1, 'Rogue', '{}', sha256('rogue'))",
                 ConcurrencyConflict,
             ),
             (

@@ -1,0 +1,223 @@
+"""The hash chain of a stream (service/chain.py): layout, canonical JSON, and what verification
+catches."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+import msgspec
+import pytest
+
+from service.chain import (
+    GENESIS,
+    ChainLink,
+    canonical_json,
+    event_hash,
+    link_hash,
+    verify_chain,
+)
+
+# Known answer, pinned: changing the layout (or canonical JSON) changes this and breaks every
+# stored chain. A new layout needs a new domain tag (swarm/event/v2), not an edit.
+KAT_DATA = '{"seat": 1, "card": "Bée"}'
+KAT_CANONICAL = '{"card":"Bée","seat":1}'.encode()
+KAT_HASH_1 = "78ee2b6451394c8c54ca89cb259d653a6bb32f1a3fecf9192a8195485d2163da"
+KAT_HASH_2 = "35832c486e7696f41fb2a446327099deeab65e9fd1301c3cbff2d9e702965ffe"
+
+
+def test_event_hash_known_answer() -> None:
+    assert canonical_json(KAT_DATA) == KAT_CANONICAL
+    first = event_hash(GENESIS, "game-1", 1, "game_started", KAT_CANONICAL)
+    assert first.hex() == KAT_HASH_1
+    second = event_hash(first, "game-1", 2, "turn_started", canonical_json({"seat": 0}))
+    assert second.hex() == KAT_HASH_2
+
+
+def test_event_hash_layout_is_the_documented_one() -> None:
+    def u32(n: int) -> bytes:
+        return n.to_bytes(4, "big")
+
+    message = (
+        b"swarm/event/v1"
+        + bytes(32)
+        + u32(6)
+        + b"game-1"
+        + (1).to_bytes(8, "big")
+        + u32(12)
+        + b"game_started"
+        + u32(len(KAT_CANONICAL))
+        + KAT_CANONICAL
+    )
+    assert hashlib.sha256(message).hexdigest() == KAT_HASH_1
+
+
+def test_length_prefixes_keep_fields_apart() -> None:
+    data = canonical_json({})
+    assert event_hash(GENESIS, "ab", 1, "c", data) != event_hash(GENESIS, "a", 1, "bc", data)
+
+
+def test_event_hash_rejects_bad_inputs() -> None:
+    with pytest.raises(ValueError, match="prev_hash"):
+        event_hash(b"short", "s", 1, "t", b"{}")
+    with pytest.raises(ValueError, match="version"):
+        event_hash(GENESIS, "s", 0, "t", b"{}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"b":[1,2,{"d":null,"c":true}],"a":"é ✓","n":-2.5,"big":9007199254740993}',
+        '{ "a" : "\\u00e9 \\u2713", "big": 9007199254740993,\n "n": -2.50,'
+        ' "b": [1, 2, {"c": true, "d": null}] }',
+        '{"n":-25e-1,"a":"é ✓","big":9007199254740993,"b":[1,2,{"c":true,"d":null}]}',
+    ],
+)
+def test_canonical_json_ignores_key_order_whitespace_and_escapes(text: str) -> None:
+    expected = '{"a":"é ✓","b":[1,2,{"c":true,"d":null}],"big":9007199254740993,"n":-2.5}'
+    assert canonical_json(text) == expected.encode("utf-8")
+    assert canonical_json(text.encode("utf-8")) == expected.encode("utf-8")
+    assert canonical_json(json.loads(text)) == expected.encode("utf-8")
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"x": NaN}', '{"x": Infinity}', "[1e400]"])
+def test_canonical_json_refuses_what_is_not_json(text: str) -> None:
+    with pytest.raises(ValueError):
+        canonical_json(text)
+
+
+def chain_of(stream: str, *events: tuple[str, object]) -> list[ChainLink]:
+    links: list[ChainLink] = []
+    head = GENESIS
+    for version, (type_, data) in enumerate(events, start=1):
+        text = json.dumps(data).encode()
+        head = event_hash(head, stream, version, type_, canonical_json(text))
+        links.append(ChainLink(stream, version, type_, text, head))
+    return links
+
+
+GAME = chain_of(
+    "game-a",
+    ("game_started", {"seats": 2}),
+    ("turn_started", {"seat": 0}),
+    ("bee_tapped", {"seat": 0, "bee": 3}),
+    ("turn_started", {"seat": 1}),
+    ("game_ended", {"winner": 1}),
+)
+
+
+def relink(link: ChainLink, **changes: object) -> ChainLink:
+    return msgspec.structs.replace(link, **changes)
+
+
+def failure(
+    links: Sequence[ChainLink],
+    *,
+    stream: str | None = None,
+    anchors: dict[int, bytes] | None = None,
+) -> tuple[int | None, str | None]:
+    verdict = verify_chain(links, stream=stream, anchors=anchors)
+    assert not verdict.ok
+    assert verdict.verified == (verdict.failed_version or 1) - 1
+    return verdict.failed_version, verdict.reason
+
+
+def test_an_intact_chain_verifies() -> None:
+    verdict = verify_chain(GAME)
+    assert verdict.ok
+    assert (verdict.verified, verdict.head) == (5, GAME[-1].hash)
+    assert verdict.failed_version is None and verdict.reason is None
+    empty = verify_chain([], stream="game-a")
+    assert empty.ok and (empty.verified, empty.head) == (0, GENESIS)
+
+
+def test_parsed_and_reformatted_data_verify_alike() -> None:
+    parsed = [json.loads(e.data) for e in GAME if isinstance(e.data, bytes)]
+    as_objects = [relink(e, data=p) for e, p in zip(GAME, parsed, strict=True)]
+    as_other_text = [
+        relink(e, data=json.dumps(p, indent=1)) for e, p in zip(GAME, parsed, strict=True)
+    ]
+    assert verify_chain(as_objects).ok
+    assert verify_chain(as_other_text).ok
+
+
+def test_edited_data_fails_at_that_event() -> None:
+    tampered = list(GAME)
+    tampered[2] = relink(GAME[2], data=b'{"seat": 0, "bee": 4}')
+    assert failure(tampered) == (3, "hash mismatch")
+
+
+def test_edited_type_fails_at_that_event() -> None:
+    tampered = list(GAME)
+    tampered[1] = relink(GAME[1], type="turn_skipped")
+    assert failure(tampered) == (2, "hash mismatch")
+
+
+def test_a_removed_event_fails_at_its_version() -> None:
+    assert failure(GAME[:1] + GAME[2:]) == (2, "version gap")
+
+
+def test_a_removed_and_renumbered_event_fails_at_its_version() -> None:
+    # Full database access: delete version 2 and renumber the rest to close the gap.
+    renumbered = [GAME[0]] + [relink(e, version=e.version - 1) for e in GAME[2:]]
+    assert failure(renumbered) == (2, "hash mismatch")
+
+
+def test_two_swapped_events_fail_at_the_first() -> None:
+    assert failure([GAME[0], GAME[2], GAME[1], *GAME[3:]]) == (2, "reordered")
+    # ... and with their versions swapped too, as an UPDATE could do.
+    swapped = [GAME[0], relink(GAME[2], version=2), relink(GAME[1], version=3), *GAME[3:]]
+    assert failure(swapped) == (2, "hash mismatch")
+
+
+def test_a_repeated_event_fails() -> None:
+    assert failure([*GAME[:3], GAME[2], *GAME[3:]]) == (4, "reordered")
+
+
+def test_a_changed_hash_fails_at_that_event() -> None:
+    tampered = list(GAME)
+    tampered[3] = relink(GAME[3], hash=bytes(32))
+    assert failure(tampered) == (4, "hash mismatch")
+    tampered[3] = relink(GAME[3], hash=b"")
+    assert failure(tampered) == (4, "missing hash")
+
+
+def test_a_rewritten_event_breaks_the_next_link() -> None:
+    # Edit data and fix that event's hash: the next event no longer chains to it.
+    tampered = list(GAME)
+    edited = relink(GAME[2], data=b'{"seat": 0, "bee": 4}')
+    tampered[2] = relink(edited, hash=link_hash(GAME[1].hash, edited))
+    assert failure(tampered) == (4, "hash mismatch")
+
+
+def test_an_event_moved_from_another_stream_fails() -> None:
+    other = chain_of("game-b", ("game_started", {"seats": 2}), ("turn_started", {"seat": 0}))
+    tampered = list(GAME)
+    tampered[1] = other[1]
+    assert failure(tampered) == (2, "stream mismatch")
+    # Relabelled as this stream: its hash was computed for the other one.
+    tampered[1] = relink(other[1], stream="game-a")
+    assert failure(tampered) == (2, "hash mismatch")
+    # Even as the first event, given the stream that is being verified.
+    assert failure([other[0], *GAME[1:]], stream="game-a") == (1, "stream mismatch")
+
+
+def test_anchors_catch_a_removed_tail_and_a_recomputed_chain() -> None:
+    anchors = {5: GAME[4].hash}
+    assert verify_chain(GAME, anchors=anchors).ok
+    # The chain alone cannot see the last event removed; an anchor kept elsewhere can.
+    assert verify_chain(GAME[:4]).ok
+    assert failure(GAME[:4], anchors=anchors) == (5, "truncated")
+    # Rewriting from version 3 on with recomputed hashes passes the chain but not the anchor.
+    forged = chain_of(
+        "game-a",
+        ("game_started", {"seats": 2}),
+        ("turn_started", {"seat": 0}),
+        ("bee_tapped", {"seat": 0, "bee": 4}),
+        ("turn_started", {"seat": 1}),
+        ("game_ended", {"winner": 1}),
+    )
+    assert verify_chain(forged).ok
+    assert failure(forged, anchors=anchors) == (5, "anchor mismatch")
+    assert failure(forged, anchors={3: GAME[2].hash}) == (3, "anchor mismatch")
