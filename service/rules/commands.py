@@ -48,4 +48,16 @@ class LeaveGame(GameCommand, frozen=True, tag="leave"):
     seat: int
 
 
-Command = StartGame | TapBee | ConfirmPick | TakeStem | LeaveGame
+class ExpireClock(GameCommand, frozen=True, tag="expire_clock"):
+    """A stored timer fired: the turn or choice clock that ends at `deadline` has run out.
+
+    Sent by the service, never by a seat. It changes nothing (no events, no error) when the
+    timer is stale, that is when the game's running deadline is not exactly `deadline` (the game
+    moved on, or has ended, or is untimed), or when it fired early (`at < deadline`).
+    """
+
+    deadline: datetime
+    at: datetime  # required here: the moment the timer fired
+
+
+Command = StartGame | TapBee | ConfirmPick | TakeStem | LeaveGame | ExpireClock

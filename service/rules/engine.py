@@ -5,9 +5,11 @@
 state is the fold of its events from `initial_state`, so a replay needs nothing else.
 
 No I/O, no clock, no randomness: the deal arrives as data (`StartGame.deck_order`) and the time
-as `command.at`. The bee players' choice of bee is a policy outside the rules (`bees.py`); the
-one thing the seed fixes for them, the cheapest stem when their bee is too low, is a rule and
-lives here.
+as `command.at`. A timed game's clock (seed §7) runs out when the service sends `ExpireClock`
+for the running deadline; see `_Cascade.expire` for what the clock does then, and when a game
+with nobody picking is abandoned. The bee players' choice of bee is a policy outside the rules
+(`bees.py`); the one thing the seed fixes for them, the cheapest stem when their bee is too low,
+is a rule and lives here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from service.rules.cards import (
 from service.rules.commands import (
     Command,
     ConfirmPick,
+    ExpireClock,
     LeaveGame,
     StartGame,
     TakeStem,
@@ -41,6 +44,8 @@ from service.rules.commands import (
 from service.rules.events import (
     BeeLanded,
     BeeTapped,
+    Chooser,
+    ClockPlay,
     ClockSettings,
     EndReason,
     Event,
@@ -60,6 +65,9 @@ from service.rules.events import (
 Phase = Literal["not_started", "dealt", "picking", "flying", "choosing", "ended"]
 Stems = tuple[tuple[int, ...], ...]
 
+# Seed §7: "If 3 turns in a row pass with nobody picking, the game ends".
+IDLE_TURNS_TO_ABANDON = 3
+
 
 class SeatState(msgspec.Struct, frozen=True, kw_only=True):
     info: SeatInfo
@@ -69,6 +77,9 @@ class SeatState(msgspec.Struct, frozen=True, kw_only=True):
     pile: tuple[int, ...] = ()  # the bees this seat has taken
     stings: int = 0
     left: bool = False
+    # How this turn's pick was made (`PickConfirmed.by_clock`); kept until the next turn starts,
+    # as a too-low bee the clock chose as the lowest takes the cheapest stem with no choice.
+    by_clock: ClockPlay = "none"
 
     @property
     def number(self) -> int:
@@ -95,6 +106,9 @@ class GameState(msgspec.Struct, frozen=True, kw_only=True):
     pending: Pick | None = None  # the too-low bee waiting for its player's choice
     deadline: datetime | None = None  # of the running turn or choice, in a timed game
     clock: ClockSettings | None = None
+    # Turns in a row, up to the last one revealed, that were idle: the turn clock ran out and
+    # played every person's lowest bee, because no person tapped or confirmed anything.
+    idle_turns: int = 0
     winners: tuple[int, ...] = ()
     end_reason: EndReason | None = None
     version: int = 0  # events folded so far
@@ -213,7 +227,9 @@ def evolve(state: GameState, event: Event) -> GameState:
                 version=version,
             )
         case TurnStarted():
-            seats = tuple(replace(s, tapped=None, confirmed=None) for s in state.seats)
+            seats = tuple(
+                replace(s, tapped=None, confirmed=None, by_clock="none") for s in state.seats
+            )
             return replace(
                 state,
                 seats=seats,
@@ -225,9 +241,17 @@ def evolve(state: GameState, event: Event) -> GameState:
         case BeeTapped():
             return _with_seat(state, event.seat, version, tapped=event.bee)
         case PickConfirmed():
-            return _with_seat(state, event.seat, version, tapped=event.bee, confirmed=event.bee)
+            return _with_seat(
+                state,
+                event.seat,
+                version,
+                tapped=event.bee,
+                confirmed=event.bee,
+                by_clock=event.by_clock,
+            )
         case PicksRevealed():
             played = {pick.seat: pick.bee for pick in event.picks}
+            idle = _idle_reveal(state, played)
             seats = tuple(
                 replace(
                     s,
@@ -244,6 +268,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 revealed=event.picks,
                 phase="flying",
                 deadline=None,
+                idle_turns=state.idle_turns + 1 if idle else 0,
                 version=version,
             )
         case BeeLanded():
@@ -276,7 +301,15 @@ def evolve(state: GameState, event: Event) -> GameState:
                 version=version,
             )
         case SeatLeft():
-            return _with_seat(state, event.seat, version, left=True, tapped=None, confirmed=None)
+            return _with_seat(
+                state,
+                event.seat,
+                version,
+                left=True,
+                tapped=None,
+                confirmed=None,
+                by_clock="none",
+            )
         case GameEnded():
             return replace(
                 state,
@@ -294,6 +327,13 @@ def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState
     for event in events:
         state = evolve(state, event)
     return state
+
+
+def _idle_reveal(state: GameState, played: dict[int, int]) -> bool:
+    """A revealed turn is idle when it has people's picks and the clock chose every one of them
+    as the seat's lowest bee: no person tapped or confirmed anything (bee players don't count)."""
+    people = [s for s in state.seats if not s.is_bee and s.number in played]
+    return bool(people) and all(s.by_clock == "lowest" for s in people)
 
 
 def _with_seat(state: GameState, number: int, version: int, **changes: object) -> GameState:
@@ -350,6 +390,8 @@ def decide(command: Command, state: GameState) -> list[Event]:
             _require_live(state)
             _require_playing(state, command.seat)
             return _Cascade(state, command.at).leave(command.seat)
+        case ExpireClock():
+            return _Cascade(state, command.at).expire(command.deadline)
     raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
 
 
@@ -436,7 +478,7 @@ class _Cascade:
         self._reveal_when_all_in()
         return self.events
 
-    def take(self, stem: int, chosen_by: Literal["player", "rule"]) -> list[Event]:
+    def take(self, stem: int, chosen_by: Chooser) -> list[Event]:
         pending = self.state.pending
         assert pending is not None
         taken = self.state.stems[stem - 1]
@@ -464,6 +506,54 @@ class _Cascade:
             self._reveal_when_all_in()
         return self.events
 
+    def expire(self, deadline: datetime) -> list[Event]:
+        """The clock that ends at `deadline` ran out (seed §7).
+
+        Nothing happens (no events) unless `deadline` is exactly the game's running deadline and
+        `at` is not before it: a stale or early timer is not an error. Untimed and ended games
+        have no running deadline, so the clock never does anything there.
+
+        Turn clock (phase picking): every playing seat that has not confirmed plays the bee it
+        tapped (`by_clock="tapped"`), or its lowest bee if it tapped nothing (`"lowest"`); then
+        the picks are revealed and fly as usual. A person's "lowest" bee that is too low takes
+        the cheapest stem at once (`chosen_by="clock"`); any other too-low person gets a choice
+        with a choice deadline. Bee players pick as a turn starts, so only a seat the service
+        failed to pick for would reach the clock here; it plays its lowest too.
+
+        Abandonment: a turn is idle when, as its clock runs out, no playing person has tapped or
+        confirmed anything (bee players don't count). Each idle turn that is played adds one to
+        `GameState.idle_turns` (folded from `PicksRevealed`: every person's pick `"lowest"`),
+        and any turn that is not idle sets it back to 0. When the clock runs out on the third idle
+        turn in a row, the game ends at once as abandoned, without playing that turn:
+        `GameEnded(reason="abandoned", winners=())`.
+
+        Choice clock (phase choosing): the cheapest stem is taken for the choosing seat
+        (`chosen_by="clock"`), then the rest of the turn's bees fly.
+        """
+        state = self.state
+        at = self.at
+        if state.deadline is None or state.deadline != deadline or at is None or at < deadline:
+            return self.events
+        if state.phase == "picking":
+            if self._idle_now() and state.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
+                self._end("abandoned", winners=())
+                return self.events
+            for seat in state.seats:
+                if not seat.playing or seat.confirmed is not None or not seat.hand:
+                    continue
+                by_clock: ClockPlay = "tapped" if seat.tapped is not None else "lowest"
+                bee = seat.tapped if seat.tapped is not None else seat.hand[0]
+                self.emit(PickConfirmed(seat=seat.number, bee=bee, by_clock=by_clock))
+            self._reveal_when_all_in()
+        elif state.phase == "choosing" and state.pending is not None:
+            self.take(cheapest_stem(state.stems), chosen_by="clock")
+        return self.events
+
+    def _idle_now(self) -> bool:
+        """No playing person has tapped or confirmed anything this turn."""
+        people = [s for s in self.state.seats if not s.is_bee and s.playing]
+        return bool(people) and all(s.tapped is None and s.confirmed is None for s in people)
+
     def _reveal_when_all_in(self) -> None:
         playing = [s for s in self.state.seats if s.playing]
         if any(s.confirmed is None for s in playing):
@@ -482,7 +572,13 @@ class _Cascade:
             stem = landing_stem(stems, pick.bee)
             if stem is None:
                 seat = self.state.seat(pick.seat)
+                chooser: Chooser | None = None
                 if seat.is_bee or seat.left:
+                    chooser = "rule"
+                elif seat.by_clock == "lowest":
+                    # Seed §7: the clock played your lowest bee and it is too low: no choice.
+                    chooser = "clock"
+                if chooser is not None:
                     cheapest = cheapest_stem(stems)
                     self.emit(
                         StemTaken(
@@ -490,7 +586,7 @@ class _Cascade:
                             bee=pick.bee,
                             stem=cheapest,
                             taken=stems[cheapest - 1],
-                            chosen_by="rule",
+                            chosen_by=chooser,
                         )
                     )
                     continue

@@ -16,7 +16,14 @@ import msgspec
 
 SeatKind = Literal["person", "bee"]
 EndReason = Literal["finished", "last_person_standing", "abandoned"]
-Chooser = Literal["player", "rule"]
+# Who chose the stem a too-low bee took: its player; the rule (a bee player's bee, or a leaver's);
+# or the clock (the choice clock ran out, or the clock played the seat's lowest bee and it was
+# too low, so there was no choice, seed §7).
+Chooser = Literal["player", "rule", "clock"]
+# How a pick was made: "none", the seat confirmed it; "tapped", the turn clock ran out and flew
+# the bee the seat had tapped; "lowest", the turn clock ran out with nothing tapped and flew the
+# seat's lowest bee (seed §7).
+ClockPlay = Literal["none", "tapped", "lowest"]
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,10 +75,15 @@ class BeeTapped(GameEvent, frozen=True, tag="bee_tapped"):
 
 
 class PickConfirmed(GameEvent, frozen=True, tag="pick_confirmed"):
-    """A final pick. The bee stays hidden from the other seats until the picks are revealed."""
+    """A final pick. The bee stays hidden from the other seats until the picks are revealed.
+
+    `by_clock` is "none" when the seat confirmed it, otherwise how the turn clock played it
+    (see `ClockPlay`).
+    """
 
     seat: int
     bee: int
+    by_clock: ClockPlay = "none"
 
 
 class PicksRevealed(GameEvent, frozen=True, tag="picks_revealed"):

@@ -2,6 +2,7 @@
 plus lines written before the optional fields existed (they decode to the defaults).
 
 Never edit a line of `fixtures/events_v1.jsonl`: it stands for events already in the store.
+Append a line for every new event shape (a new type, a new field, a new value of a literal).
 """
 
 from __future__ import annotations
@@ -101,7 +102,28 @@ EXPECTED: list[tuple[int, type, dict[str, Any], bool]] = [
     (16, BeeLanded, {"bee": 14, "taken": ()}, False),
     (17, StemTaken, {"taken": (15, 16), "chosen_by": "player"}, False),
     (18, GameEnded, {"winners": (1, 2), "reason": "finished"}, False),
+    # The clock (seed §7): picks the turn clock played, and a stem the clock took.
+    (19, PickConfirmed, {"seat": 1, "bee": 7, "by_clock": "tapped"}, True),
+    (20, PickConfirmed, {"seat": 2, "bee": 2, "by_clock": "lowest"}, True),
+    (
+        21,
+        StemTaken,
+        {"seat": 2, "bee": 2, "stem": 1, "taken": (5, 6), "chosen_by": "clock"},
+        True,
+    ),
 ]
+
+# Fields added after lines were stored, with the default an older line decodes to.
+ADDED_FIELDS: dict[str, dict[str, Any]] = {
+    "pick_confirmed": {"by_clock": "none"},
+}
+
+
+def test_an_old_pick_confirmed_decodes_as_confirmed_by_its_seat_not_the_clock() -> None:
+    event = decode_event(LINES[3])
+    assert isinstance(event, PickConfirmed)
+    assert event.by_clock == "none"
+    assert json.loads(encode_event(event)) == {**json.loads(LINES[3]), "by_clock": "none"}
 
 
 def test_the_fixture_lines_and_the_expectations_match() -> None:
@@ -130,7 +152,16 @@ def test_old_events_always_decode(
     # decoding from bytes works the same
     assert decode_event(line.encode()) == event
     if full:
-        # today's encoder still writes exactly what was stored
-        assert json.loads(encode_event(event)) == json.loads(line)
+        # today's encoder still writes exactly what was stored, plus any field added since,
+        # at its default
+        stored = json.loads(line)
+        encoded = json.loads(encode_event(event))
+        assert {name: encoded[name] for name in stored} == stored
+        added = {name: value for name, value in encoded.items() if name not in stored}
+        assert added == {
+            name: value
+            for name, value in ADDED_FIELDS.get(stored["type"], {}).items()
+            if name in added
+        }
     else:
         assert decode_event(encode_event(event)) == event
