@@ -1,7 +1,12 @@
-"""A table: who sits where, and the games dealt there one after another (stream `table-<id>`).
+"""A table: who sits where, who hosts, and the games dealt there (stream `table-<id>`).
 
-The games themselves live in their own streams (`game-<id>`); the table stream records that each
-game was opened, so "play again" is one atomic append to both streams.
+Pure, like the rules: `evolve_table` folds table events, and the `decide_*` functions check a
+request against the table's rules (seed §9) and return the events it causes, or raise. Games
+live in their own streams (`game-<id>`); when a game starts, ends or loses a player, the
+service appends to both streams in one transaction.
+
+Seats at a table are a list in joining order: seat numbers are positions from 1, and a game
+dealt at the table numbers its seats the same way.
 """
 
 from __future__ import annotations
@@ -9,10 +14,84 @@ from __future__ import annotations
 from typing import Literal
 
 import msgspec
+from msgspec.structs import replace
 
-from service.rules.events import SeatInfo
+from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
+from service.rules.errors import IllegalMove, InvalidMove
+from service.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
 
 TableMode = Literal["solo", "online"]
+TableStatus = Literal["open", "playing", "between_games", "closed"]
+
+DEFAULT_STAKE = 100  # the seed's default buy-in, in coins
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+class TableFull(IllegalMove):
+    code = "table-full"
+    title = "Every seat at this table is taken"
+
+
+class AlreadySeated(IllegalMove):
+    code = "already-seated"
+    title = "You already sit at this table"
+
+
+class NotPermitted(IllegalMove):
+    """Well formed, but not this caller's to do (HTTP 403)."""
+
+    code = "not-permitted"
+    title = "Not yours to do"
+
+
+class NotSeated(NotPermitted):
+    code = "not-seated"
+    title = "You do not sit at this table"
+
+
+class NotHost(NotPermitted):
+    code = "not-host"
+    title = "Only the host can do that"
+
+
+class NotEnoughPeople(IllegalMove):
+    code = "not-enough-people"
+    title = "At least two people must sit at the table"
+
+
+class GameInProgress(IllegalMove):
+    code = "game-in-progress"
+    title = "A game is being played at this table"
+
+
+class NoGameToReplay(IllegalMove):
+    code = "no-game-to-replay"
+    title = "Play again follows a finished game"
+
+
+class TableClosed(IllegalMove):
+    code = "table-closed"
+    title = "This table has closed"
+
+
+class BeesNotAllowed(IllegalMove):
+    code = "bees-not-allowed"
+    title = "Bee players only fill free tables"
+
+
+class BuyInNeedsAccount(InvalidMove):
+    code = "buy-in-needs-account"
+    title = "A buy-in table needs an account"
+
+
+class InvalidTable(InvalidMove):
+    code = "invalid-table"
+    title = "A table has 2 to 8 seats"
+
+
+# --- events ----------------------------------------------------------------------------------
 
 
 class TableEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -23,52 +102,260 @@ class TableOpened(TableEvent, frozen=True, tag="table_opened"):
     table_id: str
     mode: TableMode
     host: str  # player id
-    seats: tuple[SeatInfo, ...]
+    seats: tuple[SeatInfo, ...]  # solo: every seat; online: the host alone
+    capacity: int = 0  # 0 in early solo events: as many as `seats`
+    stake: int = 0  # coins each person puts in; 0 = a free table
+    clock: ClockSettings | None = None  # the turn clock of this table's games (None: untimed)
+
+
+class SeatTaken(TableEvent, frozen=True, tag="seat_taken"):
+    player_id: str | None  # None for a bee player
+    name: str
+    kind: SeatKind
+
+
+class SeatFreed(TableEvent, frozen=True, tag="seat_freed"):
+    player_id: str
+
+
+class HostChanged(TableEvent, frozen=True, tag="host_changed"):
+    host: str
 
 
 class GameOpened(TableEvent, frozen=True, tag="game_opened"):
+    """A game was dealt at the table with the people (and bees) seated then."""
+
     game_id: str
     number: int  # 1 for the first game at the table
 
 
-TableEventUnion = TableOpened | GameOpened
+class GameFinished(TableEvent, frozen=True, tag="game_finished"):
+    game_id: str
+    reason: EndReason = "finished"
+
+
+class TableClosedEvent(TableEvent, frozen=True, tag="table_closed"):
+    """Nobody is left: the table leaves the lobby for good."""
+
+
+TableEventUnion = (
+    TableOpened | SeatTaken | SeatFreed | HostChanged | GameOpened | GameFinished | TableClosedEvent
+)
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+class TableSeat(msgspec.Struct, frozen=True, kw_only=True):
+    player_id: str | None
+    name: str
+    kind: SeatKind
 
 
 class TableState(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str = ""
     mode: TableMode = "solo"
     host: str = ""
-    seats: tuple[SeatInfo, ...] = ()
+    seats: tuple[TableSeat, ...] = ()
+    capacity: int = 0
+    stake: int = 0
+    clock: ClockSettings | None = None
     games: tuple[str, ...] = ()
+    playing: bool = False  # the current game is being played
+    closed: bool = False
     version: int = 0
 
     @property
     def current_game(self) -> str | None:
         return self.games[-1] if self.games else None
 
+    @property
+    def status(self) -> TableStatus:
+        if self.closed:
+            return "closed"
+        if self.playing:
+            return "playing"
+        return "between_games" if self.games else "open"
+
+    @property
+    def people(self) -> tuple[TableSeat, ...]:
+        return tuple(s for s in self.seats if s.kind == "person")
+
     def seat_of(self, player_id: str) -> int | None:
-        for seat in self.seats:
+        for number, seat in enumerate(self.seats, start=1):
             if seat.player_id == player_id:
-                return seat.seat
+                return number
         return None
+
+    def seat_infos(self) -> tuple[SeatInfo, ...]:
+        """The seats as a game dealt now would number them."""
+        return tuple(
+            SeatInfo(seat=number, name=s.name, kind=s.kind, player_id=s.player_id)
+            for number, s in enumerate(self.seats, start=1)
+        )
 
 
 def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
+    version = state.version + 1
     match event:
         case TableOpened():
+            seats = tuple(
+                TableSeat(player_id=s.player_id, name=s.name, kind=s.kind) for s in event.seats
+            )
             return TableState(
                 table_id=event.table_id,
                 mode=event.mode,
                 host=event.host,
-                seats=event.seats,
-                version=state.version + 1,
+                seats=seats,
+                capacity=event.capacity or len(seats),
+                stake=event.stake,
+                clock=event.clock,
+                version=version,
             )
+        case SeatTaken():
+            seat = TableSeat(player_id=event.player_id, name=event.name, kind=event.kind)
+            return replace(state, seats=(*state.seats, seat), version=version)
+        case SeatFreed():
+            seats = tuple(s for s in state.seats if s.player_id != event.player_id)
+            return replace(state, seats=seats, version=version)
+        case HostChanged():
+            return replace(state, host=event.host, version=version)
         case GameOpened():
-            return msgspec.structs.replace(
-                state, games=(*state.games, event.game_id), version=state.version + 1
+            return replace(
+                state, games=(*state.games, event.game_id), playing=True, version=version
             )
+        case GameFinished():
+            return replace(state, playing=False, version=version)
+        case TableClosedEvent():
+            return replace(state, closed=True, playing=False, version=version)
     raise AssertionError(f"unknown table event {event!r}")  # pragma: no cover
 
+
+def fold_table(events: list[TableEventUnion]) -> TableState:
+    state = TableState()
+    for event in events:
+        state = evolve_table(state, event)
+    return state
+
+
+# --- decisions -------------------------------------------------------------------------------
+
+
+def decide_open(
+    table_id: str,
+    host_id: str,
+    host_name: str,
+    capacity: int,
+    stake: int,
+    clock: ClockSettings | None,
+) -> list[TableEventUnion]:
+    if not MIN_PLAYERS <= capacity <= MAX_PLAYERS:
+        raise InvalidTable(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
+    if stake > 0:
+        # Accounts and coins arrive in their own change; until then only free tables open.
+        raise BuyInNeedsAccount("Buy-in tables open once accounts exist; open a free table.")
+    host = SeatInfo(seat=1, name=host_name, kind="person", player_id=host_id)
+    return [
+        TableOpened(
+            table_id=table_id,
+            mode="online",
+            host=host_id,
+            seats=(host,),
+            capacity=capacity,
+            stake=stake,
+            clock=clock,
+        )
+    ]
+
+
+def _require_open(state: TableState) -> None:
+    if state.closed:
+        raise TableClosed("This table has closed.")
+
+
+def decide_join(state: TableState, player_id: str, name: str) -> list[TableEventUnion]:
+    _require_open(state)
+    if state.mode != "online":
+        raise NotSeated("A solo table has no free seats.")
+    if state.seat_of(player_id) is not None:
+        raise AlreadySeated("You already sit at this table.")
+    if state.playing:
+        raise GameInProgress("Wait for the game to end to join.")
+    if len(state.seats) >= state.capacity:
+        raise TableFull(f"All {state.capacity} seats are taken.")
+    return [SeatTaken(player_id=player_id, name=name, kind="person")]
+
+
+def should_start_when_full(state: TableState) -> bool:
+    """The game starts when the table is full (seed §9), at the first deal only: after a game,
+    the people still seated start the next one together with play again."""
+    return (
+        state.mode == "online"
+        and not state.playing
+        and not state.games
+        and len(state.seats) >= state.capacity
+    )
+
+
+def decide_start(state: TableState, player_id: str) -> None:
+    """The host starts the game with at least two people seated."""
+    _require_open(state)
+    if state.host != player_id:
+        raise NotHost("Only the host starts the game.")
+    if state.playing:
+        raise GameInProgress("The game has already started.")
+    if state.games:
+        raise NoGameToReplay("The first game has been played; use play again.")
+    if len(state.people) < 2:
+        raise NotEnoughPeople("At least two people must sit at the table to start.")
+
+
+def decide_fill_with_bees(
+    state: TableState, player_id: str, bee_names: tuple[str, ...]
+) -> list[TableEventUnion]:
+    """On a free table, once a second person has joined, the host fills every empty seat with
+    bee players, named in the seed's order; the game then starts at once."""
+    decide_start(state, player_id)
+    if state.stake > 0:
+        raise BeesNotAllowed("Bee players only fill free tables.")
+    taken = {s.name for s in state.seats if s.kind == "bee"}
+    names = [n for n in bee_names if n not in taken]
+    empty = state.capacity - len(state.seats)
+    return [SeatTaken(player_id=None, name=name, kind="bee") for name in names[:empty]]
+
+
+def decide_leave(state: TableState, player_id: str) -> list[TableEventUnion]:
+    """Leave the table. Before a game: the seat is free again. During one: the person also
+    leaves the game (the service records that in the game stream). The next person in seat
+    order becomes host; a table with no people left closes."""
+    _require_open(state)
+    if state.seat_of(player_id) is None:
+        raise NotSeated("You do not sit at this table.")
+    events: list[TableEventUnion] = [SeatFreed(player_id=player_id)]
+    staying = [s for s in state.people if s.player_id != player_id]
+    if not staying:
+        events.append(TableClosedEvent())
+    elif state.host == player_id:
+        new_host = staying[0].player_id
+        assert new_host is not None
+        events.append(HostChanged(host=new_host))
+    return events
+
+
+def decide_play_again(state: TableState, player_id: str) -> None:
+    """After a game ends, everyone still at the table can start another together."""
+    _require_open(state)
+    if state.seat_of(player_id) is None:
+        raise NotSeated("You do not sit at this table.")
+    if state.playing:
+        raise GameInProgress("The current game has not ended yet.")
+    if not state.games:
+        raise NoGameToReplay("No game has been played here yet.")
+    if state.mode == "online" and len(state.people) < 2:
+        raise NotEnoughPeople("Bee players don't keep a game going: two people are needed.")
+
+
+# --- encoding --------------------------------------------------------------------------------
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(TableEventUnion)

@@ -179,8 +179,13 @@ def visible_event(event: Event, viewer: int | None, game_over: bool) -> dict[str
                 list(hand) if seat.seat == viewer else None
                 for seat, hand in zip(event.seats, event.hands, strict=True)
             ]
-        case BeeTapped() | PickConfirmed() if event.seat != viewer:
+        case BeeTapped() if event.seat != viewer:
             data["bee"] = None
+        case PickConfirmed() if event.seat != viewer:
+            # Whether the clock played a seat's lowest bee says something of the rest of its
+            # hand, so it stays hidden with the bee itself.
+            data["bee"] = None
+            data.pop("by_clock", None)
         case _:
             pass
     return data

@@ -19,6 +19,7 @@ from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetail
 from service.games import Conflict, Forbidden, NotFound, Unauthorized
 from service.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.store.events import ConcurrencyConflict
+from service.tables import NotPermitted
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = structlog.get_logger(__name__)
@@ -49,7 +50,15 @@ def problem(
 
 
 def _rule_violation(exc: RuleViolation) -> ProblemDetailsException:
-    status = 422 if isinstance(exc, InvalidMove) else 409 if isinstance(exc, IllegalMove) else 400
+    status = (
+        403
+        if isinstance(exc, NotPermitted)
+        else 422
+        if isinstance(exc, InvalidMove)
+        else 409
+        if isinstance(exc, IllegalMove)
+        else 400
+    )
     return problem(status, exc.code, exc.title, exc.detail)
 
 
@@ -149,7 +158,7 @@ def responses(*statuses: int) -> dict[int, ResponseSpec]:
     descriptions = {
         400: "Malformed request (wrong types, unknown fields, bad parameters)",
         401: "Missing or unknown bearer token",
-        403: "The caller does not sit at this table or game",
+        403: "Not the caller's to see or do (not seated here, or not the host)",
         404: "No such table or game",
         409: "Not allowed now (a rule, or the table's state)",
         413: "Request body too large",

@@ -6,7 +6,7 @@ Each handler has a stable `operation_id`: clients and the contract tests use the
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Literal
 from uuid import UUID
 
 import msgspec
@@ -22,11 +22,13 @@ from service.api.problems import responses
 from service.games import (
     AnyMove,
     GameService,
+    LobbyEntry,
     Player,
     TableView,
     Unauthorized,
     VisibleEvent,
 )
+from service.rules.events import ClockSettings
 from service.views import GameView
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
@@ -47,9 +49,31 @@ class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
     players: PlayerCount = 4
 
 
+class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    seats: PlayerCount = 4
+    stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0  # 0 = a free table
+    turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
+    choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
+
+
+class LobbyPage(msgspec.Struct):
+    tables: list[LobbyEntry]
+    limit: int
+    offset: int
+    next_offset: int | None  # None on the last page
+
+
 class EventPage(msgspec.Struct):
     events: list[VisibleEvent]
     game_version: int  # the game's log so far; ask again with after=<last version you have>
+
+
+class SseMessage(msgspec.Struct):
+    """One Server-Sent Events message of a stream, as an EventSource client receives it."""
+
+    data: str  # the event as listGameEvents returns it, as JSON text
+    id: str | None = None  # the stream version: send it back as Last-Event-ID to resume
+    event: str | None = None  # the event type
 
 
 class Health(msgspec.Struct):
@@ -86,6 +110,14 @@ STREAM_DESCRIPTION = (
     "`event: <event type>` and `data: <the event as listGameEvents returns it>` (one JSON "
     "object, with the same redaction). A `: heartbeat` comment comes every few seconds while "
     "nothing happens. The stream ends after `game_ended`."
+)
+
+TABLE_STREAM_DESCRIPTION = (
+    "A Server-Sent Events stream (`text/event-stream`) of the table's events: `id: <table "
+    "version>`, `event: <event type>` and `data: {version, type, recorded_at, data}`. Types: "
+    "`table_opened`, `seat_taken`, `seat_freed`, `host_changed`, `game_opened` (a new game: "
+    "its `game_id` is in the data), `game_finished`, `table_closed`. Heartbeats as for games; "
+    "the stream ends after `table_closed`."
 )
 
 
@@ -126,6 +158,53 @@ class TableController(Controller):
         dealt at once. Nothing is timed, paid or recorded."""
         return await service.create_solo_table(player, data.players)
 
+    @post(
+        "/tables",
+        operation_id="createTable",
+        status_code=201,
+        responses=responses(400, 401, 413, 422, 503),
+    )
+    async def create_table(
+        self, data: JSONBody[TableIn], service: Service, player: Caller
+    ) -> TableView:
+        """Open an online table of 2 to 8 seats (4 to start) and take seat 1 as its host. The
+        game starts when the table is full, or when the host starts it with two people or
+        more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
+        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem)."""
+        clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
+        return await service.create_table(player, data.seats, data.stake, clock)
+
+    @get(
+        "/tables",
+        operation_id="listTables",
+        responses=responses(400, 401, 503),
+    )
+    async def list_tables(
+        self,
+        service: Service,
+        player: Caller,
+        stake: Annotated[
+            Literal["any", "free", "buy_in"], QueryParameter(description="Free or buy-in tables")
+        ] = "any",
+        has_free_seat: Annotated[
+            bool, QueryParameter(description="Only tables you can join")
+        ] = False,
+        limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    ) -> LobbyPage:
+        """The lobby: open tables, newest first, with seats taken of the total, stake, host and
+        when they opened. Served from a projection written with the tables' events."""
+        tables = await service.list_tables(
+            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
+        )
+        more = len(tables) > limit
+        return LobbyPage(
+            tables=tables[:limit],
+            limit=limit,
+            offset=offset,
+            next_offset=offset + limit if more else None,
+        )
+
     @get(
         "/tables/{table_id:uuid}",
         operation_id="getTable",
@@ -134,8 +213,61 @@ class TableController(Controller):
     async def get_table(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
-        """The table and, in `game`, the caller's view of its current game."""
+        """The table (anyone may look at an online table) and, in `game`, the caller's view of
+        its current game if they were dealt into it."""
         return await service.get_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/seats",
+        operation_id="joinTable",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def join_table(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """Take the next free seat. The game starts at once if that fills the table."""
+        return await service.join_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/leave",
+        operation_id="leaveTable",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def leave_table(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """Leave the table. During a game you pick no more bees (an unrevealed pick is
+        withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
+        counting; if one person is left they win at once. A host who leaves hands the table
+        to the next person in seat order; a table with nobody left closes."""
+        return await service.leave_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/start",
+        operation_id="startGame",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def start_game(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """The host starts the first game with at least two people seated."""
+        return await service.start_game(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/bees",
+        operation_id="fillWithBees",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def fill_with_bees(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """On a free table with at least two people, the host fills every empty seat with bee
+        players (Buzz, Bumble, … in that order) and the game starts at once."""
+        return await service.fill_with_bees(player, str(table_id))
 
     @post(
         "/tables/{table_id:uuid}/games",
@@ -146,9 +278,58 @@ class TableController(Controller):
     async def play_again(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
-        """Deal a new game at the same table once the current one has ended. The new game's id
-        is the last of `games`; `getTable` always shows the current one."""
+        """After a game ends, deal another to everyone still at the table (free, no buy-in).
+        The new game's id is the last of `games`; followers of the table's stream see it as a
+        `game_opened` event."""
         return await service.play_again(player, str(table_id))
+
+    @get(
+        "/tables/{table_id:uuid}/stream",
+        operation_id="streamTableEvents",
+        opt={NO_ACCESS_LOG: True},
+        responses={
+            200: ResponseSpec(
+                data_container=SseMessage,
+                description=TABLE_STREAM_DESCRIPTION,
+                media_type="text/event-stream",
+                generate_examples=False,
+            ),
+            **responses(400, 401, 403, 404, 503),
+        },
+    )
+    async def stream_table_events(
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        state: State,
+        after: Annotated[
+            int | None,
+            QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
+        ] = None,
+        last_event_id: Annotated[
+            int | None,
+            HeaderParameter(
+                name="Last-Event-ID",
+                ge=0,
+                le=2**31 - 1,
+                description="Sent by EventSource on reconnect; wins over `after`",
+            ),
+        ] = None,
+    ) -> ServerSentEvent:
+        """Follow a table live: seats taken and freed, host changes, each game opened (its id
+        is in the event) and finished, and the table closing."""
+        start = last_event_id if last_event_id is not None else (after or 0)
+        events = await service.follow_table(
+            player, str(table_id), start, heartbeat=state.stream_heartbeat
+        )
+        log.info("stream opened", table_id=str(table_id), after=start)
+
+        async def messages() -> AsyncIterator[ServerSentEventMessage]:
+            async for event in events:
+                yield _sse_message(event)
+
+        return ServerSentEvent(messages())
 
 
 class GameController(Controller):
@@ -203,7 +384,7 @@ class GameController(Controller):
         opt={NO_ACCESS_LOG: True},
         responses={
             200: ResponseSpec(
-                data_container=str,
+                data_container=SseMessage,
                 description=STREAM_DESCRIPTION,
                 media_type="text/event-stream",
                 generate_examples=False,

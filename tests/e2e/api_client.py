@@ -32,6 +32,34 @@ class Api:
         body: dict[str, Any] = response.json()
         return body
 
+    async def create_table(self, **body: Any) -> dict[str, Any]:
+        response = await self.client.post("/tables", json=body, headers=self.headers)
+        assert response.status_code == 201, response.text
+        table: dict[str, Any] = response.json()
+        return table
+
+    async def table_action(self, table_id: str, action: str) -> Any:
+        """POST /tables/{id}/{action}: seats (join), leave, start, bees, games (play again)."""
+        return await self.client.post(f"/tables/{table_id}/{action}", headers=self.headers)
+
+    async def ok_table_action(self, table_id: str, action: str) -> dict[str, Any]:
+        response = await self.table_action(table_id, action)
+        assert response.status_code in (200, 201), response.text
+        table: dict[str, Any] = response.json()
+        return table
+
+    async def table(self, table_id: str) -> dict[str, Any]:
+        response = await self.client.get(f"/tables/{table_id}", headers=self.headers)
+        assert response.status_code == 200, response.text
+        table: dict[str, Any] = response.json()
+        return table
+
+    async def lobby(self, **params: Any) -> dict[str, Any]:
+        response = await self.client.get("/tables", params=params, headers=self.headers)
+        assert response.status_code == 200, response.text
+        page: dict[str, Any] = response.json()
+        return page
+
     async def game(self, game_id: str) -> dict[str, Any]:
         response = await self.client.get(f"/games/{game_id}", headers=self.headers)
         assert response.status_code == 200, response.text
@@ -68,3 +96,25 @@ class Api:
             else:
                 view = await self.ok_move(game_id, type="confirm", bee=view["hand"][0])
         return view
+
+
+async def play_online_to_the_end(players: dict[int, Api], game_id: str) -> dict[str, Any]:
+    """Each person (by seat) confirms their lowest bee when they are awaited, and takes the
+    cheapest stem when their bee is too low, until the game ends. Returns the last view."""
+    view: dict[str, Any] = {}
+    while True:
+        progressed = False
+        for seat, api in players.items():
+            view = await api.game(game_id)
+            if view["phase"] == "ended":
+                return view
+            me = view["seats"][seat - 1]
+            if me["status"] == "left":
+                continue
+            if view["phase"] == "choosing" and view["choice"]["yours"]:
+                await api.ok_move(game_id, type="take_stem", stem=view["choice"]["cheapest"])
+                progressed = True
+            elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+                await api.ok_move(game_id, type="confirm", bee=view["hand"][0])
+                progressed = True
+        assert progressed, view

@@ -94,7 +94,7 @@ async def test_play_again_deals_a_new_game_at_the_same_table(ada: Api) -> None:
     table = await ada.solo_table(players=3)
     tid, gid = table["table_id"], table["game"]["game_id"]
     refused = await ada.client.post(f"/tables/{tid}/games", headers=ada.headers)
-    assert_problem(refused, 409, "conflict")
+    assert_problem(refused, 409, "game-in-progress")
     await ada.play_to_the_end(gid)
     again = await ada.client.post(f"/tables/{tid}/games", headers=ada.headers)
     assert again.status_code == 201, again.text
