@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from service import fairness
 from service.rules import errors as rule_errors
 from service.rules.bees import BEE_NAMES, bee_commands
 from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -26,6 +27,9 @@ from service.rules.commands import Command, ConfirmPick, LeaveGame, StartGame, T
 from service.rules.engine import GameState, decide, evolve, fold, initial_state
 from service.rules.events import (
     ClockSettings,
+    DealCommitted,
+    DealProof,
+    DealRevealed,
     EndReason,
     Event,
     GameEvent,
@@ -48,6 +52,7 @@ from service.store.wakeups import Wakeups
 from service.tables import (
     GameFinished,
     GameOpened,
+    GamePrepared,
     TableClosedEvent,
     TableEvent,
     TableEventUnion,
@@ -55,6 +60,7 @@ from service.tables import (
     TableOpened,
     TableState,
     TableStatus,
+    decide_contribute,
     decide_fill_with_bees,
     decide_join,
     decide_leave,
@@ -70,18 +76,16 @@ from service.tables import (
 from service.views import GameView, game_view, visible_event
 
 Clock = Callable[[], datetime]
-Dealer = Callable[[int], tuple[int, ...]]
+ServerSeeds = Callable[[], bytes]
 
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def secure_dealer(players: int) -> tuple[int, ...]:
-    """A uniformly shuffled deck from the operating system's CSPRNG."""
-    order = list(range(1, 10 * players + 5))
-    secrets.SystemRandom().shuffle(order)
-    return tuple(order)
+def secure_server_seed() -> bytes:
+    """A fresh 32-byte server seed per game, from the operating system's CSPRNG."""
+    return fairness.new_server_seed()
 
 
 # --- errors of this layer (the rules' own errors pass through unchanged) ---------------------
@@ -148,6 +152,52 @@ class TableView(msgspec.Struct, frozen=True, kw_only=True):
     # table's event stream.
     games: tuple[str, ...]
     game: GameView | None  # your view of the current game, if you were dealt into it
+    # The game that will be dealt next and the server's commitment to its deal, published
+    # before anyone contributes a seed (docs/fairness.md); null while a game is being played.
+    next_game: NextGame | None = None
+    your_seed: str | None = None  # the seed you contributed to the next game, if any
+
+
+class NextGame(msgspec.Struct, frozen=True, kw_only=True):
+    game_id: str
+    commitment: str  # SHA-256, hex
+    seeds: int  # how many people have contributed a seed so far
+
+
+EXPORT_FORMAT = "swarm-game-export/1"
+
+
+class ExportedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    type: str
+    recorded_at: datetime
+    hash: str  # this event's link in the stream's hash chain (service/chain.py), hex
+    data: dict[str, Any]  # the event exactly as stored, unredacted
+
+
+class FairnessRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """The published deal (docs/fairness.md), all hashes and seeds in lowercase hex."""
+
+    scheme: int
+    commitment: str
+    client_seeds: tuple[str | None, ...]
+    transcript: str
+    fingerprint: str
+    server_seed: str
+    deck_order: tuple[int, ...]
+    hands: tuple[tuple[int, ...], ...]
+    stems: tuple[int, ...]
+
+
+class GameExport(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished game as one document: everything an auditor needs to check the deal, the
+    hash chain and every turn offline (`python -m service audit FILE`)."""
+
+    format: str = EXPORT_FORMAT
+    game_id: str
+    table_id: str
+    events: tuple[ExportedEvent, ...]
+    fairness: FairnessRecord
 
 
 class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -226,14 +276,14 @@ class GameService:
         pool: Pool,
         *,
         clock: Clock = system_clock,
-        dealer: Dealer = secure_dealer,
+        server_seeds: ServerSeeds = secure_server_seed,
         wakeups: Wakeups | None = None,
     ) -> None:
         self.store = store
         self.wakeups = wakeups
         self.pool = pool
         self.clock = clock
-        self.dealer = dealer
+        self.server_seeds = server_seeds
         self._games = _StateCache()
         self._tokens: dict[bytes, Player] = {}
 
@@ -299,32 +349,43 @@ class GameService:
         table, game = await self._save(player, TableState(), opened, cause="open")
         return self._table_view(table, game, player)
 
-    async def join_table(self, player: Player, table_id: str) -> TableView:
+    async def join_table(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> tuple[TableState, GameState | None]:
             joined = decide_join(table, player.player_id, player.name)
-            full = should_start_when_full(fold_table_from(table, joined))
-            return await self._save(player, table, joined, deal=full, cause="join")
+            events = joined + _seed(fold_table_from(table, joined), player, seed)
+            full = should_start_when_full(fold_table_from(table, events))
+            return await self._save(player, table, events, deal=full, cause="join")
 
         return await self._table_change(player, table_id, change)
 
-    async def start_game(self, player: Player, table_id: str) -> TableView:
+    async def start_game(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> tuple[TableState, GameState | None]:
             decide_start(table, player.player_id)
-            return await self._save(player, table, [], deal=True, cause="start")
+            events = _seed(table, player, seed)
+            return await self._save(player, table, events, deal=True, cause="start")
 
         return await self._table_change(player, table_id, change)
 
-    async def fill_with_bees(self, player: Player, table_id: str) -> TableView:
+    async def fill_with_bees(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> tuple[TableState, GameState | None]:
             bees = decide_fill_with_bees(table, player.player_id, BEE_NAMES)
-            return await self._save(player, table, bees, deal=True, cause="fill_with_bees")
+            events = bees + _seed(table, player, seed)
+            return await self._save(player, table, events, deal=True, cause="fill_with_bees")
 
         return await self._table_change(player, table_id, change)
 
-    async def play_again(self, player: Player, table_id: str) -> TableView:
+    async def play_again(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> tuple[TableState, GameState | None]:
             decide_play_again(table, player.player_id)
-            return await self._save(player, table, [], deal=True, cause="play_again")
+            events = _seed(table, player, seed)
+            return await self._save(player, table, events, deal=True, cause="play_again")
+
+        return await self._table_change(player, table_id, change)
+
+    async def contribute_seed(self, player: Player, table_id: str, seed: str) -> TableView:
+        async def change(table: TableState) -> tuple[TableState, GameState | None]:
+            contributed = decide_contribute(table, player.player_id, seed)
+            return await self._save(player, table, contributed, cause="contribute_seed")
 
         return await self._table_change(player, table_id, change)
 
@@ -395,55 +456,116 @@ class GameService:
         game_change: tuple[GameState, list[Event]] | None = None,
         cause: str,
     ) -> tuple[TableState, GameState | None]:
-        """Append table events, and the game they start or change, in one transaction.
+        """Append table events, and the games they prepare, start or change, in one
+        transaction.
 
-        `deal`: deal a new game to the table's seats (after `table_events`). `game_change`: the
-        state of the current game and the events a table change caused in it (a person leaving);
-        if they end the game, the table records that too."""
-        events = list(table_events)
-        appends: list[StreamAppend] = []
-        game: GameState | None = None
+        A new table gets its first game prepared (its deal committed). `deal`: deal the prepared
+        game to the table's seats. `game_change`: the current game's state and the events a
+        table change caused in it (a person leaving); if they end it, the game is concluded."""
+        batch = _Batch(before)
+        closing = [e for e in table_events if isinstance(e, TableClosedEvent)]
+        for event in table_events:
+            if not isinstance(event, TableClosedEvent):
+                batch.table_event(event)
+        if before.version == 0:
+            self._prepare(batch)
         if game_change is not None:
             game_before, game_events = game_change
-            game = fold(game_events, game_before)
-            appends.append(_game_append(game_before, game_events))
-            if game.phase == "ended":
-                closing = [e for e in events if isinstance(e, TableClosedEvent)]
-                events = [e for e in events if not isinstance(e, TableClosedEvent)]
-                events += [GameFinished(game_id=game.game_id, reason=_reason(game)), *closing]
-        table = fold_table_from(before, events)
+            batch.game_events(game_before, game_events)
+            await self._conclude_if_ended(batch, game_before.game_id, prepare=not closing)
+        for event in closing:
+            batch.table_event(event)
         if deal:
-            game_id = str(uuid.uuid4())
-            opened = GameOpened(game_id=game_id, number=len(table.games) + 1)
-            events.append(opened)
-            table = evolve_table(table, opened)
-            start = StartGame(
-                game_id=game_id,
-                table_id=table.table_id,
-                seats=table.seat_infos(),
-                deck_order=self.dealer(len(table.seats)),
-                clock=table.clock,
-                at=self.clock(),
+            await self._deal(batch)
+        await self._commit(batch, {"actor": player.player_id, "causation": cause})
+        return batch.table, batch.current_game()
+
+    def _prepare(self, batch: _Batch) -> None:
+        """Commit to the next game's deal: a fresh secret seed, kept out of the log until the
+        game ends, and its commitment published now, before anyone can contribute a seed."""
+        game_id = str(uuid.uuid4())
+        seed = self.server_seeds()
+        commitment = fairness.commitment(game_id, seed).hex()
+        batch.table_event(GamePrepared(game_id=game_id, commitment=commitment))
+        committed = DealCommitted(
+            game_id=game_id, table_id=batch.table.table_id, commitment=commitment
+        )
+        batch.game_events(initial_state, [committed])
+        batch.secrets[game_id] = seed
+        batch.also.append((_INSERT_SECRET, (game_id, seed)))
+
+    async def _deal(self, batch: _Batch) -> None:
+        """Deal the prepared game to the seats at the table, from the server seed and every
+        seat's contributed seed (docs/fairness.md)."""
+        table = batch.table
+        game_id, commitment = table.next_game, table.next_commitment
+        assert game_id is not None and commitment is not None
+        base = batch.game_state(game_id) or await self._load_game(game_id)
+        seats = table.seat_infos()
+        seeds = [table.seed_of(s.player_id) if s.kind == "person" else None for s in seats]
+        server_seed = await self._server_seed(batch, game_id)
+        published = fairness.derive(
+            game_id,
+            server_seed,
+            [bytes.fromhex(seed) if seed is not None else None for seed in seeds],
+        )
+        assert published.commitment.hex() == commitment
+        proof = DealProof(
+            commitment=commitment,
+            client_seeds=tuple(seeds),
+            transcript=published.transcript.hex(),
+            fingerprint=published.fingerprint.hex(),
+        )
+        batch.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1))
+        start = StartGame(
+            game_id=game_id,
+            table_id=table.table_id,
+            seats=seats,
+            deck_order=published.deck_order,
+            clock=table.clock,
+            proof=proof,
+            at=self.clock(),
+        )
+        batch.game_events(base, play(base, start)[1])
+
+    async def _conclude_if_ended(self, batch: _Batch, game_id: str, *, prepare: bool) -> None:
+        """When a game has ended: publish its deal, tell the table, and prepare the next game
+        (so people can contribute seeds to it before play again)."""
+        game = batch.game_state(game_id)
+        if game is None or game.phase != "ended" or game.server_seed is not None:
+            return
+        if game.commitment is not None and game.proof is not None:
+            seed = await self._server_seed(batch, game_id)
+            order = fairness.deck_order(seed, bytes.fromhex(game.proof.transcript), len(game.seats))
+            batch.game_events(game, [DealRevealed(server_seed=seed.hex(), deck_order=order)])
+        batch.table_event(GameFinished(game_id=game_id, reason=_reason(game)))
+        if prepare and not batch.table.closed:
+            self._prepare(batch)
+
+    async def _server_seed(self, batch: _Batch, game_id: str) -> bytes:
+        seed = batch.secrets.get(game_id)
+        if seed is None:
+            seed = await self.pool.fetchval(
+                "select server_seed from deal_secrets where game_id = $1", game_id
             )
-            game, game_events = play(initial_state, start)
-            appends.append(_game_append(initial_state, game_events))
-            if game.phase == "ended":  # cannot happen at a deal, but the table must not miss it
-                events.append(GameFinished(game_id=game_id, reason=_reason(game)))
-                table = evolve_table(table, events[-1])
-        table_append = StreamAppend(
-            stream=_stream("table", table.table_id),
-            expected_version=before.version,
-            events=[_table_new_event(e) for e in events],
-        )
+        assert isinstance(seed, bytes), f"no server seed for game {game_id}"
+        return seed
+
+    async def _commit(
+        self,
+        batch: _Batch,
+        metadata: dict[str, Any],
+        *,
+        command: tuple[str, str] | None = None,
+    ) -> None:
         await self.store.append(
-            table_append,
-            *appends,
-            metadata={"actor": player.player_id, "causation": cause},
-            also=_lobby_upsert(table),
+            *batch.appends(),
+            metadata=metadata,
+            command=command,
+            also=[*batch.also, *(_lobby_upsert(batch.table) if batch.table_events else [])],
         )
-        if game is not None:
-            self._games.put(game.game_id, game)
-        return table, game
+        for state in batch.game_states():
+            self._games.put(state.game_id, state)
 
     def _table_view(self, table: TableState, state: GameState | None, player: Player) -> TableView:
         seat = table.seat_of(player.player_id)
@@ -464,6 +586,16 @@ class GameService:
             you=seat,
             games=table.games,
             game=game,
+            next_game=(
+                NextGame(
+                    game_id=table.next_game,
+                    commitment=table.next_commitment,
+                    seeds=len(table.seeds),
+                )
+                if table.next_game is not None and table.next_commitment is not None
+                else None
+            ),
+            your_seed=table.seed_of(player.player_id),
         )
 
     async def _load_table(self, table_id: str) -> TableState:
@@ -522,37 +654,29 @@ class GameService:
                 return game_view(await self._state_at(game_id, done), seat)
             command = _command_for(move, seat, self.clock())
             new_state, events = play(state, command)
-            appends = [_game_append(state, events)]
-            also: list[tuple[str, tuple[Any, ...]]] = []
+            batch = _Batch(None)
             if new_state.phase == "ended":
                 # The table learns in the same transaction, so play again sees it at once.
-                table = await self._load_table(new_state.table_id)
-                finished = GameFinished(game_id=game_id, reason=_reason(new_state))
-                appends.append(
-                    StreamAppend(
-                        stream=_stream("table", table.table_id),
-                        expected_version=table.version,
-                        events=[_table_new_event(finished)],
-                    )
-                )
-                also = _lobby_upsert(evolve_table(table, finished))
+                batch = _Batch(await self._load_table(new_state.table_id))
+            batch.game_events(state, events)
+            await self._conclude_if_ended(batch, game_id, prepare=True)
             try:
-                await self.store.append(
-                    *appends,
-                    metadata={
+                await self._commit(
+                    batch,
+                    {
                         "command_id": command_id,
                         "causation": move.__struct_config__.tag,
                         "actor": player.player_id,
                     },
                     command=(stream, command_id),
-                    also=also,
                 )
             except ConcurrencyConflict:
                 continue  # someone moved first: decide again on the new state
             except DuplicateCommand as duplicate:
                 return game_view(await self._state_at(game_id, duplicate.version), seat)
-            self._games.put(game_id, new_state)
-            return game_view(new_state, seat)
+            final = batch.game_state(game_id)
+            assert final is not None
+            return game_view(final, seat)
         raise Conflict("The game changed too often while deciding; try again.")
 
     async def list_game_events(
@@ -566,6 +690,45 @@ class GameService:
             _stream("game", game_id), after_version=after, up_to_version=after + limit
         )
         return visible_events(recorded, seat, game_over=state.phase == "ended")
+
+    async def export_game(self, game_id: str) -> GameExport:
+        """The whole finished game: its events with their hashes, and the revealed deal.
+        Anyone may export a game once it is over; before that it would give hands away."""
+        state = await self._load_game(game_id)
+        if state.phase != "ended":
+            raise rule_errors.GameNotOver("A game is exported once it has ended.")
+        recorded = await self.store.read_stream(_stream("game", game_id))
+        events = [decode_event(r.data) for r in recorded]
+        started = next(e for e in events if isinstance(e, GameStarted))
+        revealed = next((e for e in events if isinstance(e, DealRevealed)), None)
+        if started.proof is None or revealed is None:
+            raise rule_errors.GameNotOver("This game was dealt before fair deals were recorded.")
+        proof = started.proof
+        return GameExport(
+            game_id=game_id,
+            table_id=state.table_id,
+            events=tuple(
+                ExportedEvent(
+                    version=r.version,
+                    type=r.type,
+                    recorded_at=r.recorded_at,
+                    hash=r.hash.hex(),
+                    data=msgspec.json.decode(r.data),
+                )
+                for r in recorded
+            ),
+            fairness=FairnessRecord(
+                scheme=proof.scheme,
+                commitment=proof.commitment,
+                client_seeds=proof.client_seeds,
+                transcript=proof.transcript,
+                fingerprint=proof.fingerprint,
+                server_seed=revealed.server_seed,
+                deck_order=revealed.deck_order,
+                hands=started.hands,
+                stems=started.stems,
+            ),
+        )
 
     async def follow_game(
         self, player: Player, game_id: str, after: int, *, heartbeat: float
@@ -681,6 +844,70 @@ def _command_for(move: AnyMove, seat: int, at: datetime) -> Command:
     raise AssertionError(f"unknown move {move!r}")  # pragma: no cover
 
 
+_INSERT_SECRET = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
+
+
+class _Batch:
+    """Everything one request appends in one transaction: table events, the events of each
+    game stream it touches (with the state they were decided on, whose version is the expected
+    one), server seeds to keep, and projection rows."""
+
+    def __init__(self, table: TableState | None) -> None:
+        self.before = table
+        self.table = table or TableState()
+        self.table_events: list[TableEventUnion] = []
+        self.secrets: dict[str, bytes] = {}
+        self.also: list[tuple[str, tuple[Any, ...]]] = []
+        self._games: dict[str, tuple[GameState, list[Event], GameState]] = {}
+
+    def table_event(self, event: TableEventUnion) -> None:
+        self.table_events.append(event)
+        self.table = evolve_table(self.table, event)
+
+    def game_events(self, before: GameState, events: Sequence[Event]) -> None:
+        game_id = before.game_id or _game_id_of(events)
+        if game_id in self._games:
+            first, so_far, after = self._games[game_id]
+            self._games[game_id] = (first, [*so_far, *events], fold(events, after))
+        else:
+            self._games[game_id] = (before, list(events), fold(events, before))
+
+    def game_state(self, game_id: str) -> GameState | None:
+        entry = self._games.get(game_id)
+        return entry[2] if entry is not None else None
+
+    def game_states(self) -> list[GameState]:
+        return [after for _, _, after in self._games.values()]
+
+    def current_game(self) -> GameState | None:
+        current = self.table.current_game
+        return self.game_state(current) if current is not None else None
+
+    def appends(self) -> list[StreamAppend]:
+        result = []
+        if self.table_events and self.before is not None:
+            result.append(
+                StreamAppend(
+                    stream=_stream("table", self.table.table_id),
+                    expected_version=self.before.version,
+                    events=[_table_new_event(e) for e in self.table_events],
+                )
+            )
+        for game_id, (before, events, _) in self._games.items():
+            result.append(
+                StreamAppend(
+                    stream=_stream("game", game_id),
+                    expected_version=before.version,
+                    events=[_game_new_event(e) for e in events],
+                )
+            )
+        return result
+
+
+def _seed(table: TableState, player: Player, seed: str | None) -> list[TableEventUnion]:
+    return decide_contribute(table, player.player_id, seed) if seed is not None else []
+
+
 def fold_table_from(state: TableState, events: Iterable[TableEventUnion]) -> TableState:
     for event in events:
         state = evolve_table(state, event)
@@ -701,9 +928,9 @@ def _game_append(before: GameState, events: Sequence[Event]) -> StreamAppend:
 
 
 def _game_id_of(events: Sequence[Event]) -> str:
-    started = events[0]
-    assert isinstance(started, GameStarted)
-    return started.game_id
+    first = events[0]
+    assert isinstance(first, DealCommitted | GameStarted)
+    return first.game_id
 
 
 _LOBBY_UPSERT = """

@@ -122,6 +122,23 @@ class HostChanged(TableEvent, frozen=True, tag="host_changed"):
     host: str
 
 
+class GamePrepared(TableEvent, frozen=True, tag="game_prepared"):
+    """The next game at the table has an id and the server's commitment to its deal
+    (docs/fairness.md): from now on, people at the table may contribute seeds to it."""
+
+    game_id: str
+    commitment: str
+
+
+class SeedContributed(TableEvent, frozen=True, tag="seed_contributed"):
+    """A person's seed (hex) for the prepared game; a later one from the same person replaces
+    it. Bee players contribute nothing."""
+
+    game_id: str
+    player_id: str
+    seed: str
+
+
 class GameOpened(TableEvent, frozen=True, tag="game_opened"):
     """A game was dealt at the table with the people (and bees) seated then."""
 
@@ -139,7 +156,15 @@ class TableClosedEvent(TableEvent, frozen=True, tag="table_closed"):
 
 
 TableEventUnion = (
-    TableOpened | SeatTaken | SeatFreed | HostChanged | GameOpened | GameFinished | TableClosedEvent
+    TableOpened
+    | SeatTaken
+    | SeatFreed
+    | HostChanged
+    | GamePrepared
+    | SeedContributed
+    | GameOpened
+    | GameFinished
+    | TableClosedEvent
 )
 
 
@@ -163,7 +188,13 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     games: tuple[str, ...] = ()
     playing: bool = False  # the current game is being played
     closed: bool = False
+    next_game: str | None = None  # prepared: its commitment is public, seeds are welcome
+    next_commitment: str | None = None
+    seeds: tuple[tuple[str, str], ...] = ()  # (player id, seed hex) for the prepared game
     version: int = 0
+
+    def seed_of(self, player_id: str | None) -> str | None:
+        return next((seed for who, seed in self.seeds if who == player_id), None)
 
     @property
     def current_game(self) -> str | None:
@@ -220,9 +251,26 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
             return replace(state, seats=seats, version=version)
         case HostChanged():
             return replace(state, host=event.host, version=version)
+        case GamePrepared():
+            return replace(
+                state,
+                next_game=event.game_id,
+                next_commitment=event.commitment,
+                seeds=(),
+                version=version,
+            )
+        case SeedContributed():
+            seeds = tuple((who, seed) for who, seed in state.seeds if who != event.player_id)
+            return replace(state, seeds=(*seeds, (event.player_id, event.seed)), version=version)
         case GameOpened():
             return replace(
-                state, games=(*state.games, event.game_id), playing=True, version=version
+                state,
+                games=(*state.games, event.game_id),
+                playing=True,
+                next_game=None,
+                next_commitment=None,
+                seeds=(),
+                version=version,
             )
         case GameFinished():
             return replace(state, playing=False, version=version)
@@ -353,6 +401,21 @@ def decide_play_again(state: TableState, player_id: str) -> None:
         raise NoGameToReplay("No game has been played here yet.")
     if state.mode == "online" and len(state.people) < 2:
         raise NotEnoughPeople("Bee players don't keep a game going: two people are needed.")
+
+
+class NoGameToSeed(IllegalMove):
+    code = "no-game-to-seed"
+    title = "No game is waiting for seeds at this table"
+
+
+def decide_contribute(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
+    """A seated person's seed for the prepared game, once its commitment is public."""
+    _require_open(state)
+    if state.seat_of(player_id) is None:
+        raise NotSeated("You do not sit at this table.")
+    if state.next_game is None:
+        raise NoGameToSeed("Seeds go to the next game, prepared when this one ends.")
+    return [SeedContributed(game_id=state.next_game, player_id=player_id, seed=seed)]
 
 
 # --- encoding --------------------------------------------------------------------------------

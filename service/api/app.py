@@ -35,7 +35,7 @@ from service.api.routes import (
     provide_player,
     provide_service,
 )
-from service.games import Clock, Dealer, GameService, secure_dealer, system_clock
+from service.games import Clock, GameService, ServerSeeds, secure_server_seed, system_clock
 from service.store.events import EventStore
 from service.store.pool import open_pool
 from service.store.wakeups import Wakeups
@@ -74,7 +74,7 @@ def create_app(
     database_url: str | None = None,
     *,
     clock: Clock = system_clock,
-    dealer: Dealer = secure_dealer,
+    server_seeds: ServerSeeds = secure_server_seed,
     pool_size: int = 10,
     stream_heartbeat: float = 15.0,
 ) -> Litestar:
@@ -88,7 +88,7 @@ def create_app(
         await wakeups.start()
         app.state.stream_heartbeat = stream_heartbeat
         app.state.service = GameService(
-            EventStore(pool), pool, clock=clock, dealer=dealer, wakeups=wakeups
+            EventStore(pool), pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups
         )
         try:
             yield

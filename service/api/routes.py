@@ -21,6 +21,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from service.api.problems import responses
 from service.games import (
     AnyMove,
+    GameExport,
     GameService,
     LobbyEntry,
     Player,
@@ -54,6 +55,22 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0  # 0 = a free table
     turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
     choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
+
+
+SeedHex = Annotated[
+    str,
+    msgspec.Meta(
+        pattern="^([0-9a-f]{2}){0,64}$",
+        description="Your seed for the next game: 0 to 64 bytes, lowercase hex",
+    ),
+]
+
+
+class SeedIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A seed for the table's next game (docs/fairness.md): it goes into the transcript that
+    the deck is drawn from, after the server's commitment was published."""
+
+    client_seed: SeedHex
 
 
 class LobbyPage(msgspec.Struct):
@@ -109,7 +126,8 @@ STREAM_DESCRIPTION = (
     "A Server-Sent Events stream (`text/event-stream`). Each message is `id: <game version>`, "
     "`event: <event type>` and `data: <the event as listGameEvents returns it>` (one JSON "
     "object, with the same redaction). A `: heartbeat` comment comes every few seconds while "
-    "nothing happens. The stream ends after `game_ended`."
+    "nothing happens. The stream ends after `game_ended` and the `deal_revealed` written with "
+    "it."
 )
 
 TABLE_STREAM_DESCRIPTION = (
@@ -224,10 +242,16 @@ class TableController(Controller):
         responses=responses(400, 401, 403, 404, 409, 503),
     )
     async def join_table(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[SeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return await service.join_table(player, str(table_id))
+        return await service.join_table(
+            player, str(table_id), data.client_seed if data is not None else None
+        )
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -251,10 +275,16 @@ class TableController(Controller):
         responses=responses(400, 401, 403, 404, 409, 503),
     )
     async def start_game(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[SeedIn | None] = None,
     ) -> TableView:
         """The host starts the first game with at least two people seated."""
-        return await service.start_game(player, str(table_id))
+        return await service.start_game(
+            player, str(table_id), data.client_seed if data is not None else None
+        )
 
     @post(
         "/tables/{table_id:uuid}/bees",
@@ -263,11 +293,17 @@ class TableController(Controller):
         responses=responses(400, 401, 403, 404, 409, 503),
     )
     async def fill_with_bees(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[SeedIn | None] = None,
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
         players (Buzz, Bumble, … in that order) and the game starts at once."""
-        return await service.fill_with_bees(player, str(table_id))
+        return await service.fill_with_bees(
+            player, str(table_id), data.client_seed if data is not None else None
+        )
 
     @post(
         "/tables/{table_id:uuid}/games",
@@ -276,12 +312,32 @@ class TableController(Controller):
         responses=responses(400, 401, 403, 404, 409, 503),
     )
     async def play_again(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[SeedIn | None] = None,
     ) -> TableView:
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return await service.play_again(player, str(table_id))
+        return await service.play_again(
+            player, str(table_id), data.client_seed if data is not None else None
+        )
+
+    @post(
+        "/tables/{table_id:uuid}/seed",
+        operation_id="contributeSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 503),
+    )
+    async def contribute_seed(
+        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+    ) -> TableView:
+        """Contribute your seed to the table's next game, whose commitment (`next_game`) is
+        already public. Joining, starting, filling with bees and play again take the same
+        optional `client_seed`. A later seed replaces yours; bee players give none."""
+        return await service.contribute_seed(player, str(table_id), data.client_seed)
 
     @get(
         "/tables/{table_id:uuid}/stream",
@@ -356,6 +412,19 @@ class GameController(Controller):
         Bee players react at once. Resending a `move_id` returns the same result and writes
         nothing."""
         return await service.submit_move(player, str(game_id), data)
+
+    @get(
+        "/{game_id:uuid}/export",
+        operation_id="exportGame",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def export_game(
+        self, game_id: FromPath[UUID], service: Service, player: Caller
+    ) -> GameExport:
+        """After the game: the whole game as one document, its events (each with its hash-chain
+        link) and the revealed deal, for anyone to audit offline with
+        `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
+        return await service.export_game(str(game_id))
 
     @get(
         "/{game_id:uuid}/events",

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from service.rules.events import ClockSettings, SeatInfo
+from service.rules.events import ClockSettings, DealProof, SeatInfo
 
 
 class GameCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -25,6 +25,7 @@ class StartGame(GameCommand, frozen=True, tag="start_game"):
     seats: tuple[SeatInfo, ...]
     deck_order: tuple[int, ...]
     clock: ClockSettings | None = None
+    proof: DealProof | None = None  # recorded in GameStarted; see docs/fairness.md
 
 
 class TapBee(GameCommand, frozen=True, tag="tap"):

@@ -47,6 +47,9 @@ from service.rules.events import (
     Chooser,
     ClockPlay,
     ClockSettings,
+    DealCommitted,
+    DealProof,
+    DealRevealed,
     EndReason,
     Event,
     GameEnded,
@@ -112,6 +115,9 @@ class GameState(msgspec.Struct, frozen=True, kw_only=True):
     winners: tuple[int, ...] = ()
     end_reason: EndReason | None = None
     version: int = 0  # events folded so far
+    commitment: str | None = None  # the server's commitment to a fair deal, if any
+    proof: DealProof | None = None  # the transcript and fingerprint, from turn 1
+    server_seed: str | None = None  # revealed after the game ends
 
     def seat(self, number: int) -> SeatState:
         return self.seats[number - 1]
@@ -211,6 +217,16 @@ def winners_of(seats: Sequence[SeatState]) -> tuple[int, ...]:
 def evolve(state: GameState, event: Event) -> GameState:
     version = state.version + 1
     match event:
+        case DealCommitted():
+            return replace(
+                state,
+                game_id=event.game_id,
+                table_id=event.table_id,
+                commitment=event.commitment,
+                version=version,
+            )
+        case DealRevealed():
+            return replace(state, server_seed=event.server_seed, version=version)
         case GameStarted():
             seats = tuple(
                 SeatState(info=info, hand=tuple(sorted(hand)))
@@ -224,6 +240,7 @@ def evolve(state: GameState, event: Event) -> GameState:
                 stems=tuple((bee,) for bee in event.stems),
                 phase="dealt",
                 clock=event.clock,
+                proof=event.proof,
                 version=version,
             )
         case TurnStarted():
@@ -403,6 +420,10 @@ def _start(command: StartGame, state: GameState) -> list[Event]:
         raise errors.InvalidSeats(f"A game has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
     if [s.seat for s in command.seats] != list(range(1, players + 1)):
         raise errors.InvalidSeats("Seats are numbered 1, 2, 3, … in order.")
+    if state.commitment is not None and (
+        command.proof is None or command.proof.commitment != state.commitment
+    ):
+        raise errors.InvalidDeal("The deal must answer this game's published commitment.")
     if sorted(command.deck_order) != list(deck(players)):
         raise errors.InvalidDeal(
             f"The deck for {players} players is the bees 1 to {len(deck(players))}."
@@ -417,6 +438,7 @@ def _start(command: StartGame, state: GameState) -> list[Event]:
         hands=hands,
         stems=stems,
         clock=command.clock,
+        proof=command.proof,
     )
     return [started, TurnStarted(turn=1, deadline=_deadline(command.clock, command.at, "turn"))]
 

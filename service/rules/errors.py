@@ -78,6 +78,11 @@ class GameAlreadyStarted(IllegalMove):
     title = "The game has already started"
 
 
+class GameNotOver(IllegalMove):
+    code = "game-not-over"
+    title = "The game has not ended"
+
+
 class GameOver(IllegalMove):
     code = "game-over"
     title = "The game has ended"

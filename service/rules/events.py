@@ -51,6 +51,29 @@ class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Base of every game event."""
 
 
+class DealProof(msgspec.Struct, frozen=True, kw_only=True):
+    """What locks a deal in before turn 1 (docs/fairness.md); hashes and seeds in lowercase hex.
+
+    `client_seeds` has one entry a seat, in seat order: None for a seat that gave no seed
+    (every bee player), which the transcript encodes differently from an empty seed."""
+
+    scheme: int = 1
+    commitment: str
+    client_seeds: tuple[str | None, ...]
+    transcript: str
+    fingerprint: str
+
+
+class DealCommitted(GameEvent, frozen=True, tag="deal_committed"):
+    """The server's commitment to this game's secret seed, published before anyone can
+    contribute a seed of their own: the first event of a fairly dealt game."""
+
+    game_id: str
+    table_id: str
+    commitment: str
+    scheme: int = 1
+
+
 class GameStarted(GameEvent, frozen=True, tag="game_started"):
     """The deal: each seat's hand of 10 and the 4 bees that start STEM 1 to STEM 4."""
 
@@ -60,6 +83,7 @@ class GameStarted(GameEvent, frozen=True, tag="game_started"):
     hands: tuple[tuple[int, ...], ...]
     stems: tuple[int, ...]
     clock: ClockSettings | None = None
+    proof: DealProof | None = None  # the transcript and fingerprint of a fair deal
 
 
 class TurnStarted(GameEvent, frozen=True, tag="turn_started"):
@@ -134,8 +158,17 @@ class GameEnded(GameEvent, frozen=True, tag="game_ended"):
     reason: EndReason = "finished"
 
 
+class DealRevealed(GameEvent, frozen=True, tag="deal_revealed"):
+    """After the game: the secret seed and the deck order it gave, so anyone can check the
+    commitment and the fingerprint (docs/fairness.md)."""
+
+    server_seed: str
+    deck_order: tuple[int, ...]
+
+
 Event = (
-    GameStarted
+    DealCommitted
+    | GameStarted
     | TurnStarted
     | BeeTapped
     | PickConfirmed
@@ -145,9 +178,11 @@ Event = (
     | StemTaken
     | SeatLeft
     | GameEnded
+    | DealRevealed
 )
 
 EVENT_TYPES: tuple[type[GameEvent], ...] = (
+    DealCommitted,
     GameStarted,
     TurnStarted,
     BeeTapped,
@@ -158,6 +193,7 @@ EVENT_TYPES: tuple[type[GameEvent], ...] = (
     StemTaken,
     SeatLeft,
     GameEnded,
+    DealRevealed,
 )
 
 _encoder = msgspec.json.Encoder()

@@ -10,6 +10,12 @@ from litestar.testing import AsyncTestClient
 _move_ids = itertools.count(1)
 
 
+def first_of(log: dict[str, Any], event_type: str) -> dict[str, Any]:
+    """The first event of a type in a listGameEvents page."""
+    event: dict[str, Any] = next(e for e in log["events"] if e["type"] == event_type)
+    return event
+
+
 class Api:
     def __init__(self, client: AsyncTestClient[Any], token: str | None = None) -> None:
         self.client = client

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from tests.e2e.api_client import Api
+from tests.e2e.api_client import Api, first_of
 
 HIDDEN_UNTIL_REVEALED = {"bee_tapped", "pick_confirmed"}
 
@@ -41,7 +41,7 @@ async def test_no_view_or_log_shows_another_hand_or_an_unrevealed_pick(ada: Api)
                 view = await ada.ok_move(gid, type="confirm", bee=view["hand"][0])
         # Once the game is over, the deal is published in full.
         final = await ada.events(gid)
-        assert all(hand is not None for hand in final["events"][0]["data"]["hands"])
+        assert all(hand is not None for hand in first_of(final, "game_started")["data"]["hands"])
 
 
 async def test_the_same_move_sent_concurrently_is_written_once(ada: Api) -> None:

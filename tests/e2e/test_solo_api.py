@@ -7,7 +7,7 @@ from typing import Any
 
 from litestar.testing import AsyncTestClient
 
-from tests.e2e.api_client import Api
+from tests.e2e.api_client import Api, first_of
 
 
 def assert_problem(response: Any, status: int, code: str | None = None) -> dict[str, Any]:
@@ -53,7 +53,7 @@ async def test_view_never_shows_another_hand_or_an_unrevealed_pick(ada: Api) -> 
     game = (await ada.solo_table())["game"]
     gid = game["game_id"]
     log = await ada.events(gid)
-    started = log["events"][0]
+    started = first_of(log, "game_started")
     assert started["type"] == "game_started"
     hands = started["data"]["hands"]
     assert hands[0] == sorted(hands[0]) or sorted(hands[0]) == game["hand"]
@@ -63,7 +63,7 @@ async def test_view_never_shows_another_hand_or_an_unrevealed_pick(ada: Api) -> 
     # After the game, everything is published.
     await ada.play_to_the_end(gid)
     final_log = await ada.events(gid)
-    assert all(h is not None for h in final_log["events"][0]["data"]["hands"])
+    assert all(h is not None for h in first_of(final_log, "game_started")["data"]["hands"])
 
 
 async def test_tap_is_changeable_and_confirm_is_final(ada: Api) -> None:

@@ -210,9 +210,11 @@ async def follow_a_whole_game(player_base: str, follower_base: str) -> None:
     assert versions == list(range(1, view["version"] + 1))
     assert [m.event for m in follower.received] == [e["type"] for e in expected]
     assert [m.data for m in follower.received] == expected
-    assert follower.received[-1].event == "game_ended"
+    # The deal is published in the same append as the end: the stream closes after both.
+    assert [m.event for m in follower.received[-2:]] == ["game_ended", "deal_revealed"]
     # Redaction while the game ran: the deal showed only the caller's own hand.
-    started = follower.received[0]
+    assert follower.received[0].event == "deal_committed"
+    started = follower.received[1]
     assert started.event == "game_started"
     hands = started.data["data"]["hands"]
     assert hands[0] is not None and all(h is None for h in hands[1:]), hands

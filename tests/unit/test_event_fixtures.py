@@ -19,6 +19,8 @@ from service.rules.events import (
     BeeLanded,
     BeeTapped,
     ClockSettings,
+    DealCommitted,
+    DealRevealed,
     GameEnded,
     GameStarted,
     Pick,
@@ -111,11 +113,20 @@ EXPECTED: list[tuple[int, type, dict[str, Any], bool]] = [
         {"seat": 2, "bee": 2, "stem": 1, "taken": (5, 6), "chosen_by": "clock"},
         True,
     ),
+    (22, DealCommitted, {"game_id": "g2", "scheme": 1}, True),
+    (23, GameStarted, {"game_id": "g2", "clock": None}, True),
+    (
+        24,
+        DealRevealed,
+        {"server_seed": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"},
+        True,
+    ),
 ]
 
 # Fields added after lines were stored, with the default an older line decodes to.
 ADDED_FIELDS: dict[str, dict[str, Any]] = {
     "pick_confirmed": {"by_clock": "none"},
+    "game_started": {"proof": None},
 }
 
 

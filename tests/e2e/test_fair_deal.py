@@ -1,0 +1,86 @@
+"""The fair deal over HTTP (docs/fairness.md): commit, contribute, deal, reveal, verify."""
+
+from __future__ import annotations
+
+from service import fairness
+from tests.e2e.api_client import Api, first_of, play_online_to_the_end
+from tests.e2e.test_solo_api import assert_problem
+
+
+async def test_seeds_go_into_a_deal_committed_before_they_were_given(anon: Api) -> None:
+    hana, bob = await anon.guest("Hana"), await anon.guest("Bob")
+    table = await hana.create_table(seats=3)
+    tid = table["table_id"]
+    prepared = table["next_game"]
+    assert len(prepared["commitment"]) == 64 and prepared["seeds"] == 0
+    response = await hana.client.post(
+        f"/tables/{tid}/seed", json={"client_seed": "aa01"}, headers=hana.headers
+    )
+    assert response.status_code == 200 and response.json()["your_seed"] == "aa01"
+    joined = await bob.client.post(
+        f"/tables/{tid}/seats", json={"client_seed": "b0b0"}, headers=bob.headers
+    )
+    assert joined.json()["next_game"]["seeds"] == 2
+    started = await hana.client.post(f"/tables/{tid}/bees", headers=hana.headers)
+    game = started.json()["game"]
+    gid = game["game_id"]
+    assert gid == prepared["game_id"] and started.json()["next_game"] is None
+    log = await hana.events(gid)
+    assert log["events"][0]["type"] == "deal_committed"
+    assert log["events"][0]["data"]["commitment"] == prepared["commitment"]
+    proof = first_of(log, "game_started")["data"]["proof"]
+    assert proof["client_seeds"] == ["aa01", "b0b0", None]
+    assert_problem(
+        await hana.client.get(f"/games/{gid}/export", headers=hana.headers), 409, "game-not-over"
+    )
+
+    await play_online_to_the_end({1: hana, 2: bob}, gid)
+    export = (await bob.client.get(f"/games/{gid}/export", headers=bob.headers)).json()
+    record = export["fairness"]
+    published = fairness.Published(
+        game_id=gid,
+        players=3,
+        commitment=bytes.fromhex(record["commitment"]),
+        client_seeds=tuple(
+            bytes.fromhex(s) if s is not None else None for s in record["client_seeds"]
+        ),
+        transcript=bytes.fromhex(record["transcript"]),
+        fingerprint=bytes.fromhex(record["fingerprint"]),
+        server_seed=bytes.fromhex(record["server_seed"]),
+        deck_order=tuple(record["deck_order"]),
+        hands=tuple(tuple(h) for h in record["hands"]),
+        stems=tuple(record["stems"]),
+    )
+    assert fairness.verified(fairness.verify(published))
+    assert export["events"][-1]["type"] == "deal_revealed"
+    assert all(len(e["hash"]) == 64 for e in export["events"])
+    # The table prepared the next game, with a fresh commitment, as this one ended.
+    after = await hana.table(tid)
+    assert after["next_game"]["game_id"] != gid and after["next_game"]["seeds"] == 0
+
+
+async def test_a_solo_game_is_committed_and_revealed_too(ada: Api) -> None:
+    table = await ada.solo_table(players=2)
+    gid = table["game"]["game_id"]
+    assert table["next_game"] is None  # dealt at once
+    await ada.play_to_the_end(gid)
+    log = await ada.events(gid)
+    assert [log["events"][0]["type"], log["events"][-1]["type"]] == [
+        "deal_committed",
+        "deal_revealed",
+    ]
+    again = await ada.client.post(
+        f"/tables/{table['table_id']}/games", json={"client_seed": "5eed"}, headers=ada.headers
+    )
+    assert again.status_code == 201, again.text
+    new_log = await ada.events(again.json()["game"]["game_id"])
+    assert first_of(new_log, "game_started")["data"]["proof"]["client_seeds"] == ["5eed", None]
+
+
+async def test_bad_seeds_are_400(ada: Api) -> None:
+    tid = (await ada.create_table(seats=2))["table_id"]
+    for bad in ["XYZ", "abc", "A0", "00" * 65, 5]:
+        response = await ada.client.post(
+            f"/tables/{tid}/seed", json={"client_seed": bad}, headers=ada.headers
+        )
+        assert_problem(response, 400)
