@@ -18,12 +18,21 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
+import structlog
 
 from service import fairness
 from service.rules import errors as rule_errors
 from service.rules.bees import BEE_NAMES, bee_commands
 from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
-from service.rules.commands import Command, ConfirmPick, LeaveGame, StartGame, TakeStem, TapBee
+from service.rules.commands import (
+    Command,
+    ConfirmPick,
+    ExpireClock,
+    LeaveGame,
+    StartGame,
+    TakeStem,
+    TapBee,
+)
 from service.rules.engine import GameState, decide, evolve, fold, initial_state
 from service.rules.events import (
     ClockSettings,
@@ -35,6 +44,8 @@ from service.rules.events import (
     GameEvent,
     GameStarted,
     SeatInfo,
+    StemChoiceRequired,
+    TurnStarted,
     decode_event,
     encode_event,
     event_type,
@@ -74,6 +85,8 @@ from service.tables import (
     table_event_type,
 )
 from service.views import GameView, game_view, visible_event
+
+log = structlog.get_logger(__name__)
 
 Clock = Callable[[], datetime]
 ServerSeeds = Callable[[], bytes]
@@ -562,7 +575,11 @@ class GameService:
             *batch.appends(),
             metadata=metadata,
             command=command,
-            also=[*batch.also, *(_lobby_upsert(batch.table) if batch.table_events else [])],
+            also=[
+                *batch.also,
+                *batch.timers(),
+                *(_lobby_upsert(batch.table) if batch.table_events else []),
+            ],
         )
         for state in batch.game_states():
             self._games.put(state.game_id, state)
@@ -573,7 +590,7 @@ class GameService:
         if state is not None:
             game_seat = self._seat_in(state, player)
             # Only those dealt into the game see it from the table; never another's hand.
-            game = game_view(state, game_seat) if game_seat is not None else None
+            game = game_view(state, game_seat, self.clock()) if game_seat is not None else None
         return TableView(
             table_id=table.table_id,
             mode=table.mode,
@@ -639,21 +656,58 @@ class GameService:
         seat = self._seat_in(state, player)
         if seat is None:
             raise Forbidden("You do not sit at this game.")
-        return game_view(state, seat)
+        return game_view(state, seat, self.clock())
 
     async def submit_move(self, player: Player, game_id: str, move: AnyMove) -> GameView:
-        stream = _stream("game", game_id)
-        command_id = f"{player.player_id}:{move.move_id}"
-        for _ in range(self.MAX_RETRIES):
-            state = await self._load_game(game_id)
+        seat: int | None = None
+
+        def command(state: GameState) -> Command:
+            nonlocal seat
             seat = self._seat_in(state, player)
             if seat is None:
                 raise Forbidden("You do not sit at this game.")
+            return _command_for(move, seat, self.clock())
+
+        state = await self._decide(
+            game_id,
+            command,
+            command_id=f"{player.player_id}:{move.move_id}",
+            metadata={"causation": move.__struct_config__.tag, "actor": player.player_id},
+        )
+        return game_view(state, seat, self.clock())
+
+    async def expire_clock(self, game_id: str, deadline: datetime) -> GameState:
+        """A stored timer is due: let the clock play (a no-op if the game moved on). Its command
+        id names the deadline, so a timer claimed twice (a crash between claim and delete, two
+        instances) still changes the game once."""
+        return await self._decide(
+            game_id,
+            lambda state: ExpireClock(deadline=deadline, at=self.clock()),
+            command_id=f"clock:{deadline.isoformat()}",
+            metadata={"causation": "expire_clock", "actor": "clock"},
+        )
+
+    async def _decide(
+        self,
+        game_id: str,
+        command_for: Callable[[GameState], Command],
+        *,
+        command_id: str,
+        metadata: dict[str, Any],
+    ) -> GameState:
+        """Load → decide (and let bee players pick) → append, retried when someone else moved
+        first. Returns the state after the command, or after its first run if it was a
+        repeat."""
+        stream = _stream("game", game_id)
+        for _ in range(self.MAX_RETRIES):
+            state = await self._load_game(game_id)
+            command = command_for(state)
             done = await self.store.command_version(stream, command_id)
             if done is not None:
-                return game_view(await self._state_at(game_id, done), seat)
-            command = _command_for(move, seat, self.clock())
+                return await self._state_at(game_id, done)
             new_state, events = play(state, command)
+            if not events:
+                return state  # nothing happens (a clock that fired after the game moved on)
             batch = _Batch(None)
             if new_state.phase == "ended":
                 # The table learns in the same transaction, so play again sees it at once.
@@ -662,22 +716,39 @@ class GameService:
             await self._conclude_if_ended(batch, game_id, prepare=True)
             try:
                 await self._commit(
-                    batch,
-                    {
-                        "command_id": command_id,
-                        "causation": move.__struct_config__.tag,
-                        "actor": player.player_id,
-                    },
-                    command=(stream, command_id),
+                    batch, {"command_id": command_id, **metadata}, command=(stream, command_id)
                 )
             except ConcurrencyConflict:
                 continue  # someone moved first: decide again on the new state
             except DuplicateCommand as duplicate:
-                return game_view(await self._state_at(game_id, duplicate.version), seat)
+                return await self._state_at(game_id, duplicate.version)
             final = batch.game_state(game_id)
             assert final is not None
-            return game_view(final, seat)
+            return final
         raise Conflict("The game changed too often while deciding; try again.")
+
+    # --- the turn clock -----------------------------------------------------------------------
+
+    async def fire_due_timers(self, limit: int = 50) -> int:
+        """Claim the timers that are due by this service's clock and fire them. Several
+        instances may call this at once: SKIP LOCKED gives each timer to one of them, and a
+        timer that fires twice anyway (claimed again after a crash) changes its game once."""
+        now = self.clock()
+        fired = 0
+        async with self.pool.acquire() as conn, conn.transaction():
+            due = await conn.fetch(_CLAIM_TIMERS, now, limit)
+            for row in due:
+                try:
+                    await self.expire_clock(row["game_id"], row["deadline"])
+                except rule_errors.RuleViolation as refused:  # a bug, not a reason to retry
+                    log.error("timer refused", game_id=row["game_id"], error=str(refused))
+                await conn.execute(_DELETE_TIMER, row["game_id"], row["deadline"])
+                fired += 1
+        return fired
+
+    async def next_deadline(self) -> datetime | None:
+        deadline: datetime | None = await self.pool.fetchval("select min(deadline) from timers")
+        return deadline
 
     async def list_game_events(
         self, player: Player, game_id: str, after: int, limit: int
@@ -845,6 +916,15 @@ def _command_for(move: AnyMove, seat: int, at: datetime) -> Command:
 
 
 _INSERT_SECRET = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
+_INSERT_TIMER = "insert into timers (game_id, deadline) values ($1, $2) on conflict do nothing"
+_CLAIM_TIMERS = """
+select game_id, deadline from timers
+ where deadline <= $1
+ order by deadline
+ limit $2
+   for update skip locked
+"""
+_DELETE_TIMER = "delete from timers where game_id = $1 and deadline = $2"
 
 
 class _Batch:
@@ -882,6 +962,15 @@ class _Batch:
     def current_game(self) -> GameState | None:
         current = self.table.current_game
         return self.game_state(current) if current is not None else None
+
+    def timers(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """A durable timer for every deadline these events set (the turn clock)."""
+        return [
+            (_INSERT_TIMER, (game_id, event.deadline))
+            for game_id, (_, events, _) in self._games.items()
+            for event in events
+            if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
+        ]
 
     def appends(self) -> list[StreamAppend]:
         result = []

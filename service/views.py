@@ -83,7 +83,8 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
     forecast: tuple[Forecast, ...]  # for each bee in your hand, while you pick
     last_picks: tuple[Pick, ...]  # the picks most recently revealed, lowest first
     choice: ChoiceView | None = None
-    deadline: datetime | None = None
+    deadline: datetime | None = None  # when the running turn or choice clock runs out
+    server_time: datetime | None = None  # the server's clock as it answered, to draw the line
     result: ResultView | None = None
 
 
@@ -100,7 +101,7 @@ def _status(state: GameState, seat_number: int) -> SeatStatus:
     return "picking"
 
 
-def game_view(state: GameState, viewer: int | None) -> GameView:
+def game_view(state: GameState, viewer: int | None, now: datetime | None = None) -> GameView:
     """The game as seen from seat `viewer` (None: a spectator, who sees no hand)."""
     me = state.seat(viewer) if viewer is not None else None
     phase: ViewPhase = (
@@ -164,6 +165,7 @@ def game_view(state: GameState, viewer: int | None) -> GameView:
         last_picks=state.revealed,
         choice=choice,
         deadline=state.deadline if state.phase in ("picking", "choosing") else None,
+        server_time=now,
         result=result,
     )
 

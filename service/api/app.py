@@ -6,6 +6,8 @@ OpenAPI document can be exported without one (`python -m service openapi`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -35,6 +37,7 @@ from service.api.routes import (
     provide_player,
     provide_service,
 )
+from service.clock_worker import run_timers
 from service.games import Clock, GameService, ServerSeeds, secure_server_seed, system_clock
 from service.store.events import EventStore
 from service.store.pool import open_pool
@@ -75,6 +78,7 @@ def create_app(
     *,
     clock: Clock = system_clock,
     server_seeds: ServerSeeds = secure_server_seed,
+    run_clock: bool = True,
     pool_size: int = 10,
     stream_heartbeat: float = 15.0,
 ) -> Litestar:
@@ -87,12 +91,18 @@ def create_app(
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
         app.state.stream_heartbeat = stream_heartbeat
-        app.state.service = GameService(
+        service = GameService(
             EventStore(pool), pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups
         )
+        app.state.service = service
+        timers = asyncio.create_task(run_timers(service)) if run_clock else None
         try:
             yield
         finally:
+            if timers is not None:
+                timers.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await timers
             await wakeups.close()
             await pool.close()
 

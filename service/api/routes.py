@@ -73,6 +73,12 @@ class SeedIn(msgspec.Struct, forbid_unknown_fields=True):
     client_seed: SeedHex
 
 
+class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An optional body: `{}` or no body gives no seed."""
+
+    client_seed: SeedHex | None = None
+
+
 class LobbyPage(msgspec.Struct):
     tables: list[LobbyEntry]
     limit: int
@@ -246,7 +252,7 @@ class TableController(Controller):
         table_id: FromPath[UUID],
         service: Service,
         player: Caller,
-        data: JSONBody[SeedIn | None] = None,
+        data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
         return await service.join_table(
@@ -279,7 +285,7 @@ class TableController(Controller):
         table_id: FromPath[UUID],
         service: Service,
         player: Caller,
-        data: JSONBody[SeedIn | None] = None,
+        data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """The host starts the first game with at least two people seated."""
         return await service.start_game(
@@ -297,7 +303,7 @@ class TableController(Controller):
         table_id: FromPath[UUID],
         service: Service,
         player: Caller,
-        data: JSONBody[SeedIn | None] = None,
+        data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
         players (Buzz, Bumble, … in that order) and the game starts at once."""
@@ -316,7 +322,7 @@ class TableController(Controller):
         table_id: FromPath[UUID],
         service: Service,
         player: Caller,
-        data: JSONBody[SeedIn | None] = None,
+        data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a

@@ -16,6 +16,11 @@ def first_of(log: dict[str, Any], event_type: str) -> dict[str, Any]:
     return event
 
 
+def without_server_time(view: dict[str, Any]) -> dict[str, Any]:
+    """A view minus the server's clock, which differs between two answers of the same state."""
+    return {key: value for key, value in view.items() if key != "server_time"}
+
+
 class Api:
     def __init__(self, client: AsyncTestClient[Any], token: str | None = None) -> None:
         self.client = client
