@@ -1,4 +1,4 @@
-"""Command line: ``python -m service run|migrate|documents``."""
+"""Command line: ``python -m service run|migrate|documents|audit``."""
 
 from __future__ import annotations
 
@@ -31,7 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser(
         "documents", help="write openapi/openapi.json and schemas/*.json from the code"
     )
+    audit = commands.add_parser(
+        "audit", help="audit an exported game (file or URL): fair deal, hash chain, replay"
+    )
+    audit.add_argument("source", help="a swarm-game-export/1 JSON file, or its http(s) URL")
+    audit.add_argument("--token", help="bearer token for a URL")
     args = parser.parse_args(argv)
+
+    if args.command == "audit":
+        from service.audit import main as audit_main
+
+        return audit_main(args.source, token=args.token)
 
     if args.command == "documents":
         from service.api.documents import write_documents
