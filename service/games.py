@@ -21,6 +21,8 @@ import msgspec
 import structlog
 
 from service import fairness
+from service.audit import FORMAT as EXPORT_FORMAT
+from service.audit import AuditReport, ExportedEvent, FairnessRecord, GameExport, audit
 from service.rules import errors as rule_errors
 from service.rules.bees import BEE_NAMES, bee_commands
 from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -175,42 +177,6 @@ class NextGame(msgspec.Struct, frozen=True, kw_only=True):
     game_id: str
     commitment: str  # SHA-256, hex
     seeds: int  # how many people have contributed a seed so far
-
-
-EXPORT_FORMAT = "swarm-game-export/1"
-
-
-class ExportedEvent(msgspec.Struct, frozen=True, kw_only=True):
-    version: int
-    type: str
-    recorded_at: datetime
-    hash: str  # this event's link in the stream's hash chain (service/chain.py), hex
-    data: dict[str, Any]  # the event exactly as stored, unredacted
-
-
-class FairnessRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """The published deal (docs/fairness.md), all hashes and seeds in lowercase hex."""
-
-    scheme: int
-    commitment: str
-    client_seeds: tuple[str | None, ...]
-    transcript: str
-    fingerprint: str
-    server_seed: str
-    deck_order: tuple[int, ...]
-    hands: tuple[tuple[int, ...], ...]
-    stems: tuple[int, ...]
-
-
-class GameExport(msgspec.Struct, frozen=True, kw_only=True):
-    """A finished game as one document: everything an auditor needs to check the deal, the
-    hash chain and every turn offline (`python -m service audit FILE`)."""
-
-    format: str = EXPORT_FORMAT
-    game_id: str
-    table_id: str
-    events: tuple[ExportedEvent, ...]
-    fairness: FairnessRecord
 
 
 class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
@@ -776,6 +742,7 @@ class GameService:
             raise rule_errors.GameNotOver("This game was dealt before fair deals were recorded.")
         proof = started.proof
         return GameExport(
+            format=EXPORT_FORMAT,
             game_id=game_id,
             table_id=state.table_id,
             events=tuple(
@@ -800,6 +767,11 @@ class GameService:
                 stems=started.stems,
             ),
         )
+
+    async def verify_game(self, game_id: str) -> AuditReport:
+        """The server's own verdict on a finished game: the same audit an outsider runs on the
+        export, over the events as stored now."""
+        return audit(msgspec.to_builtins(await self.export_game(game_id)))
 
     async def follow_game(
         self, player: Player, game_id: str, after: int, *, heartbeat: float

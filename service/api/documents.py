@@ -14,6 +14,7 @@ import msgspec
 from litestar.serialization import encode_json
 
 from service.api.app import create_app
+from service.audit import GameExport
 from service.games import AnyMove
 from service.rules.commands import Command
 from service.rules.events import Event
@@ -39,6 +40,7 @@ def json_schemas() -> dict[str, str]:
         "table-events.schema.json": TableEventUnion,
         "game-commands.schema.json": Command,
         "moves.schema.json": AnyMove,
+        "game-export.schema.json": GameExport,
     }
     return {name: _dump(msgspec.json.schema(union)) for name, union in unions.items()}
 

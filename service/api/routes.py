@@ -19,9 +19,9 @@ from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.problems import responses
+from service.audit import GameExport
 from service.games import (
     AnyMove,
-    GameExport,
     GameService,
     LobbyEntry,
     Player,
@@ -97,6 +97,26 @@ class SseMessage(msgspec.Struct):
     data: str  # the event as listGameEvents returns it, as JSON text
     id: str | None = None  # the stream version: send it back as Last-Event-ID to resume
     event: str | None = None  # the event type
+
+
+class VerificationCheck(msgspec.Struct):
+    name: str
+    status: str  # ok, failed or skipped (after an earlier failure)
+    reason: str
+
+
+class VerificationStep(msgspec.Struct):
+    name: str  # format, commitment, fairness, chain, replay, result
+    status: str  # ok, failed or skipped (after an earlier failure)
+    reason: str
+    version: int | None  # the event to blame, when one is
+    checks: list[VerificationCheck]  # the fairness step's own checks (docs/fairness.md)
+
+
+class Verification(msgspec.Struct):
+    game_id: str
+    ok: bool
+    steps: list[VerificationStep]
 
 
 class Health(msgspec.Struct):
@@ -431,6 +451,36 @@ class GameController(Controller):
         link) and the revealed deal, for anyone to audit offline with
         `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
         return await service.export_game(str(game_id))
+
+    @get(
+        "/{game_id:uuid}/verification",
+        operation_id="verifyGame",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def verify_game(
+        self, game_id: FromPath[UUID], service: Service, player: Caller
+    ) -> Verification:
+        """After the game: the server's own verdict, step by step: the commitment came first,
+        the deal is the fair one (commitment, transcript, deck, deal, fingerprint), the hash
+        chain is whole, every move replays through the rules, and the result stands."""
+        report = await service.verify_game(str(game_id))
+        return Verification(
+            game_id=str(game_id),
+            ok=report.ok,
+            steps=[
+                VerificationStep(
+                    name=step.name,
+                    status=step.status,
+                    reason=step.reason,
+                    version=step.version,
+                    checks=[
+                        VerificationCheck(name=d.name, status=d.status, reason=d.reason)
+                        for d in step.details
+                    ],
+                )
+                for step in report.steps
+            ],
+        )
 
     @get(
         "/{game_id:uuid}/events",

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from service import fairness
 from tests.e2e.api_client import Api, first_of, play_online_to_the_end
 from tests.e2e.test_solo_api import assert_problem
@@ -84,3 +89,36 @@ async def test_bad_seeds_are_400(ada: Api) -> None:
             f"/tables/{tid}/seed", json={"client_seed": bad}, headers=ada.headers
         )
         assert_problem(response, 400)
+
+
+async def test_the_server_verifies_a_finished_game_and_the_offline_audit_agrees(
+    ada: Api, tmp_path: Path
+) -> None:
+    table = await ada.solo_table(players=3)
+    gid = table["game"]["game_id"]
+    assert_problem(await ada.client.get(f"/games/{gid}/verification", headers=ada.headers), 409)
+    await ada.play_to_the_end(gid)
+    verdict = (await ada.client.get(f"/games/{gid}/verification", headers=ada.headers)).json()
+    assert verdict["ok"] is True
+    assert [s["name"] for s in verdict["steps"]] == [
+        "format",
+        "commitment",
+        "fairness",
+        "chain",
+        "replay",
+        "result",
+    ]
+    assert {c["name"] for c in verdict["steps"][2]["checks"]} >= {"commitment", "fingerprint"}
+    export = (await ada.client.get(f"/games/{gid}/export", headers=ada.headers)).json()
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(export))
+    ok = subprocess.run(
+        [sys.executable, "-m", "service", "audit", str(path)], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    export["events"][3]["data"]["bee"] = 999  # tamper with one stored event
+    path.write_text(json.dumps(export))
+    bad = subprocess.run(
+        [sys.executable, "-m", "service", "audit", str(path)], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "chain" in bad.stdout
