@@ -14,8 +14,8 @@ import secrets
 import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from datetime import UTC, datetime
-from typing import Annotated, Any
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any, Literal
 
 import msgspec
 import structlog
@@ -23,6 +23,25 @@ import structlog
 from service import fairness
 from service.audit import FORMAT as EXPORT_FORMAT
 from service.audit import AuditReport, ExportedEvent, FairnessRecord, GameExport, audit
+from service.ledger import (
+    CoinsGranted,
+    GameRecord,
+    PlayerStats,
+    PotPaid,
+    StakeCommitted,
+    StakeReleased,
+    WalletEventUnion,
+    WalletState,
+    decide_hold,
+    decode_wallet_event,
+    encode_wallet_event,
+    evolve_wallet,
+    record_game,
+    reward,
+    split_pot,
+    wallet_event_type,
+)
+from service.projections import stats_row, wallet_row
 from service.rules import errors as rule_errors
 from service.rules.bees import BEE_NAMES, bee_commands
 from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -66,6 +85,9 @@ from service.tables import (
     GameFinished,
     GameOpened,
     GamePrepared,
+    PotFormed,
+    PotSettled,
+    Stake,
     TableClosedEvent,
     TableEvent,
     TableEventUnion,
@@ -128,6 +150,7 @@ class Conflict(Exception):
 class Player(msgspec.Struct, frozen=True):
     player_id: str
     name: str
+    registered: bool = False  # an account (not only a guest): needed for buy-in tables
 
 
 class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -264,7 +287,6 @@ class GameService:
         self.clock = clock
         self.server_seeds = server_seeds
         self._games = _StateCache()
-        self._tokens: dict[bytes, Player] = {}
 
     # --- players ------------------------------------------------------------------------------
 
@@ -283,26 +305,22 @@ class GameService:
         )
         # The token is written after the player exists, so a failure leaves no usable token.
         await self.pool.execute(
-            "INSERT INTO access_tokens (token_hash, player_id, name) VALUES ($1, $2, $3)",
+            "insert into access_tokens (token_hash, player_id, name, expires_at)"
+            " values ($1, $2, $3, $4)",
             token_hash(token),
             player.player_id,
             name,
+            self.clock() + TOKEN_LIFETIME,
         )
         return player, token
 
     async def authenticate(self, token: str) -> Player:
-        digest = token_hash(token)
-        cached = self._tokens.get(digest)
-        if cached is not None:
-            return cached
-        row = await self.pool.fetchrow(
-            "SELECT player_id, name FROM access_tokens WHERE token_hash = $1", digest
-        )
+        """The player behind a bearer token, if it is known, unexpired and not revoked. Not
+        cached: a logout on any instance must stop the token everywhere at once."""
+        row = await self.pool.fetchrow(_AUTHENTICATE, token_hash(token), self.clock())
         if row is None:
-            raise Unauthorized("The bearer token is not known.")
-        player = Player(player_id=row["player_id"], name=row["name"])
-        self._tokens[digest] = player
-        return player
+            raise Unauthorized("The bearer token is not known, has expired or was revoked.")
+        return Player(player_id=row["player_id"], name=row["name"], registered=row["registered"])
 
     # --- tables -------------------------------------------------------------------------------
 
@@ -324,16 +342,32 @@ class GameService:
         self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
     ) -> TableView:
         table_id = str(uuid.uuid4())
-        opened = decide_open(table_id, player.player_id, player.name, capacity, stake, clock)
-        table, game = await self._save(player, TableState(), opened, cause="open")
+        opened = decide_open(
+            table_id,
+            player.player_id,
+            player.name,
+            capacity,
+            stake,
+            clock,
+            registered=player.registered,
+        )
+
+        async def hold(batch: _Batch) -> None:
+            await self._hold_stake(batch, player, table_id, stake)
+
+        table, game = await self._save(player, TableState(), opened, cause="open", money=hold)
         return self._table_view(table, game, player)
 
     async def join_table(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> tuple[TableState, GameState | None]:
-            joined = decide_join(table, player.player_id, player.name)
+            joined = decide_join(table, player.player_id, player.name, registered=player.registered)
             events = joined + _seed(fold_table_from(table, joined), player, seed)
             full = should_start_when_full(fold_table_from(table, events))
-            return await self._save(player, table, events, deal=full, cause="join")
+
+            async def hold(batch: _Batch) -> None:
+                await self._hold_stake(batch, player, table.table_id, table.stake)
+
+            return await self._save(player, table, events, deal=full, cause="join", money=hold)
 
         return await self._table_change(player, table_id, change)
 
@@ -377,7 +411,16 @@ class GameService:
                 seat = self._seat_in(game, player)
                 if seat is not None and game.seat(seat).playing and game.phase != "ended":
                     game_change = (game, play(game, LeaveGame(seat=seat, at=self.clock()))[1])
-            return await self._save(player, table, left, game_change=game_change, cause="leave")
+
+            async def release(batch: _Batch) -> None:
+                if table.holds_stakes and not table.playing:  # leaving before the start
+                    wallet = await self._load_wallet(batch, player.player_id)
+                    back = StakeReleased(table_id=table.table_id, amount=table.stake)
+                    batch.wallet_events(player.player_id, wallet, [back])
+
+            return await self._save(
+                player, table, left, game_change=game_change, cause="leave", money=release
+            )
 
         return await self._table_change(player, table_id, change)
 
@@ -434,6 +477,7 @@ class GameService:
         deal: bool = False,
         game_change: tuple[GameState, list[Event]] | None = None,
         cause: str,
+        money: Callable[[_Batch], Awaitable[None]] | None = None,
     ) -> tuple[TableState, GameState | None]:
         """Append table events, and the games they prepare, start or change, in one
         transaction.
@@ -448,6 +492,8 @@ class GameService:
                 batch.table_event(event)
         if before.version == 0:
             self._prepare(batch)
+        if money is not None:
+            await money(batch)
         if game_change is not None:
             game_before, game_events = game_change
             batch.game_events(game_before, game_events)
@@ -495,6 +541,17 @@ class GameService:
             transcript=published.transcript.hex(),
             fingerprint=published.fingerprint.hex(),
         )
+        if table.holds_stakes:  # the first deal of a buy-in table: the stakes go into the pot
+            stakes = []
+            for seat in seats:
+                if seat.player_id is not None and seat.kind == "person":
+                    wallet = await self._load_wallet(batch, seat.player_id)
+                    committed = StakeCommitted(
+                        table_id=table.table_id, game_id=game_id, amount=table.stake
+                    )
+                    batch.wallet_events(seat.player_id, wallet, [committed])
+                    stakes.append(Stake(player_id=seat.player_id, amount=table.stake))
+            batch.table_event(PotFormed(game_id=game_id, stakes=tuple(stakes)))
         batch.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1))
         start = StartGame(
             game_id=game_id,
@@ -517,9 +574,87 @@ class GameService:
             seed = await self._server_seed(batch, game_id)
             order = fairness.deck_order(seed, bytes.fromhex(game.proof.transcript), len(game.seats))
             batch.game_events(game, [DealRevealed(server_seed=seed.hex(), deck_order=order)])
+        await self._settle_pot(batch, game)
+        await self._reward(batch, game)
         batch.table_event(GameFinished(game_id=game_id, reason=_reason(game)))
         if prepare and not batch.table.closed:
             self._prepare(batch)
+
+    # --- coins, XP and badges -----------------------------------------------------------------
+
+    async def _hold_stake(self, batch: _Batch, player: Player, table_id: str, stake: int) -> None:
+        if stake > 0:
+            wallet = await self._load_wallet(batch, player.player_id)
+            batch.wallet_events(player.player_id, wallet, decide_hold(wallet, table_id, stake))
+
+    async def _settle_pot(self, batch: _Batch, game: GameState) -> None:
+        """Pay the pot: to the winners (ties split it, remainders to the first in seat order),
+        or back to every payer, leavers included, when the game was abandoned."""
+        stakes = batch.table.pot
+        if not stakes:
+            return
+        if game.end_reason == "abandoned":
+            payouts = [(s.player_id, s.amount) for s in stakes]
+            reason: Literal["won", "refund"] = "refund"
+        else:
+            winners = [
+                pid for n in game.winners if (pid := game.seat(n).info.player_id) is not None
+            ]
+            payouts = split_pot(sum(s.amount for s in stakes), winners)
+            reason = "won"
+        for player_id, amount in payouts:
+            wallet = await self._load_wallet(batch, player_id)
+            paid = PotPaid(game_id=game.game_id, amount=amount, reason=reason)
+            batch.wallet_events(player_id, wallet, [paid])
+        batch.table_event(
+            PotSettled(
+                game_id=game.game_id,
+                payouts=tuple(Stake(player_id=p, amount=a) for p, a in payouts),
+                reason=reason,
+            )
+        )
+
+    async def _reward(self, batch: _Batch, game: GameState) -> None:
+        """Coins and XP for every person with an account who finished an online game (more
+        for the winners), and the game on their record; leavers and solo games earn nothing."""
+        if batch.table.mode != "online" or game.end_reason not in (
+            "finished",
+            "last_person_standing",
+        ):
+            return
+        finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
+        rows = await self.pool.fetch(
+            "select player_id from accounts where player_id = any($1::text[])",
+            [pid for pid in finishers if pid is not None],
+        )
+        for row in rows:
+            seat = finishers[row["player_id"]]
+            won = seat.number in game.winners
+            coins, xp = reward(won)
+            wallet = await self._load_wallet(batch, row["player_id"])
+            grant = CoinsGranted(amount=coins, reason="game_reward", game_id=game.game_id)
+            batch.wallet_events(row["player_id"], wallet, [grant])
+            record = GameRecord(
+                game_id=game.game_id,
+                stings=seat.stings,
+                won=won,
+                biggest_take=seat.biggest_take,
+                xp=xp,
+            )
+            loaded = await self._load_record(row["player_id"])
+            batch.record(row["player_id"], loaded, GameRecorded(record=record))
+
+    async def _load_wallet(self, batch: _Batch, player_id: str) -> WalletState:
+        known = batch.wallet_state(player_id)
+        if known is not None:
+            return known
+        wallet = WalletState()
+        for r in await self.store.read_stream(_stream("wallet", player_id)):
+            wallet = evolve_wallet(wallet, decode_wallet_event(r.data))
+        return wallet
+
+    async def _load_record(self, player_id: str) -> _PlayerRecord:
+        return player_record(await self.store.read_stream(_stream("player", player_id)))
 
     async def _server_seed(self, batch: _Batch, game_id: str) -> bytes:
         seed = batch.secrets.get(game_id)
@@ -544,6 +679,7 @@ class GameService:
             also=[
                 *batch.also,
                 *batch.timers(),
+                *batch.projection_rows(),
                 *(_lobby_upsert(batch.table) if batch.table_events else []),
             ],
         )
@@ -887,6 +1023,48 @@ def _command_for(move: AnyMove, seat: int, at: datetime) -> Command:
     raise AssertionError(f"unknown move {move!r}")  # pragma: no cover
 
 
+TOKEN_LIFETIME = timedelta(days=30)
+_AUTHENTICATE = """
+select t.player_id, coalesce(a.name, t.name) as name, a.player_id is not null as registered
+  from access_tokens t
+  left join accounts a on a.player_id = t.player_id
+ where t.token_hash = $1
+   and t.revoked_at is null
+   and (t.expires_at is null or t.expires_at > $2)
+"""
+
+
+class GameRecorded(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="game_recorded"
+):
+    """A finished online game on a person's record (stream `player-<id>`): stats, XP and
+    badges are folds of these."""
+
+    record: GameRecord
+
+
+class _PlayerRecord(msgspec.Struct, frozen=True, kw_only=True):
+    version: int
+    name: str
+    stats: PlayerStats
+
+
+def player_record(recorded: Sequence[RecordedEvent]) -> _PlayerRecord:
+    """Fold a `player-<id>` stream: the name it goes by and the stats of its recorded games.
+    The same fold rebuilds the `player_stats` projection from scratch."""
+    name, stats = "", PlayerStats()
+    for r in recorded:
+        if r.type == "game_recorded":
+            stats = record_game(stats, msgspec.json.decode(r.data, type=GameRecorded).record)
+        else:
+            name = _PLAYER_EVENT.decode(r.data).get("name", name)
+    return _PlayerRecord(version=len(recorded), name=name, stats=stats)
+
+
+_encode = msgspec.json.Encoder().encode
+_PLAYER_EVENT = msgspec.json.Decoder(dict[str, Any])
+
+
 _INSERT_SECRET = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
 _INSERT_TIMER = "insert into timers (game_id, deadline) values ($1, $2) on conflict do nothing"
 _CLAIM_TIMERS = """
@@ -911,6 +1089,39 @@ class _Batch:
         self.secrets: dict[str, bytes] = {}
         self.also: list[tuple[str, tuple[Any, ...]]] = []
         self._games: dict[str, tuple[GameState, list[Event], GameState]] = {}
+        self._wallets: dict[str, tuple[WalletState, list[WalletEventUnion], WalletState]] = {}
+        self._records: dict[str, tuple[int, PlayerStats, str, list[GameRecorded]]] = {}
+
+    def wallet_events(
+        self, player_id: str, before: WalletState, events: Sequence[WalletEventUnion]
+    ) -> None:
+        first, so_far, after = self._wallets.get(player_id, (before, [], before))
+        for event in events:
+            after = evolve_wallet(after, event)
+        self._wallets[player_id] = (first, [*so_far, *events], after)
+
+    def wallet_state(self, player_id: str) -> WalletState | None:
+        entry = self._wallets.get(player_id)
+        return entry[2] if entry is not None else None
+
+    def record(self, player_id: str, loaded: _PlayerRecord, event: GameRecorded) -> None:
+        version, stats, name, so_far = self._records.get(
+            player_id, (loaded.version, loaded.stats, loaded.name, [])
+        )
+        self._records[player_id] = (
+            version,
+            record_game(stats, event.record),
+            name,
+            [*so_far, event],
+        )
+
+    def projection_rows(self) -> list[tuple[str, tuple[Any, ...]]]:
+        rows = [wallet_row(player_id, after) for player_id, (_, _, after) in self._wallets.items()]
+        rows += [
+            stats_row(player_id, name, stats)
+            for player_id, (_, stats, name, _) in self._records.items()
+        ]
+        return rows
 
     def table_event(self, event: TableEventUnion) -> None:
         self.table_events.append(event)
@@ -960,6 +1171,25 @@ class _Batch:
                     stream=_stream("game", game_id),
                     expected_version=before.version,
                     events=[_game_new_event(e) for e in events],
+                )
+            )
+        for player_id, (wallet, wallet_events, _) in self._wallets.items():
+            result.append(
+                StreamAppend(
+                    stream=_stream("wallet", player_id),
+                    expected_version=wallet.version,
+                    events=[
+                        NewEvent(type=wallet_event_type(e), data=encode_wallet_event(e))
+                        for e in wallet_events
+                    ],
+                )
+            )
+        for player_id, (version, _, _, recorded) in self._records.items():
+            result.append(
+                StreamAppend(
+                    stream=_stream("player", player_id),
+                    expected_version=version,
+                    events=[NewEvent(type="game_recorded", data=_encode(e)) for e in recorded],
                 )
             )
         return result

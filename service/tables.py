@@ -46,6 +46,11 @@ class NotPermitted(IllegalMove):
     title = "Not yours to do"
 
 
+class BuyInNeedsAccount(NotPermitted):
+    code = "buy-in-needs-account"
+    title = "A buy-in table needs an account"
+
+
 class NotSeated(NotPermitted):
     code = "not-seated"
     title = "You do not sit at this table"
@@ -79,11 +84,6 @@ class TableClosed(IllegalMove):
 class BeesNotAllowed(IllegalMove):
     code = "bees-not-allowed"
     title = "Bee players only fill free tables"
-
-
-class BuyInNeedsAccount(InvalidMove):
-    code = "buy-in-needs-account"
-    title = "A buy-in table needs an account"
 
 
 class InvalidTable(InvalidMove):
@@ -146,6 +146,27 @@ class GameOpened(TableEvent, frozen=True, tag="game_opened"):
     number: int  # 1 for the first game at the table
 
 
+class Stake(msgspec.Struct, frozen=True, kw_only=True):
+    player_id: str
+    amount: int
+
+
+class PotFormed(TableEvent, frozen=True, tag="pot_formed"):
+    """At the first deal of a buy-in table every person's held stake goes into the pot."""
+
+    game_id: str
+    stakes: tuple[Stake, ...]
+
+
+class PotSettled(TableEvent, frozen=True, tag="pot_settled"):
+    """The pot paid out: to the winners (the fewest stings among those still counting, ties
+    split it), or back to every payer when the game was abandoned."""
+
+    game_id: str
+    payouts: tuple[Stake, ...]
+    reason: Literal["won", "refund"]
+
+
 class GameFinished(TableEvent, frozen=True, tag="game_finished"):
     game_id: str
     reason: EndReason = "finished"
@@ -163,6 +184,8 @@ TableEventUnion = (
     | GamePrepared
     | SeedContributed
     | GameOpened
+    | PotFormed
+    | PotSettled
     | GameFinished
     | TableClosedEvent
 )
@@ -191,7 +214,13 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     next_game: str | None = None  # prepared: its commitment is public, seeds are welcome
     next_commitment: str | None = None
     seeds: tuple[tuple[str, str], ...] = ()  # (player id, seed hex) for the prepared game
+    pot: tuple[Stake, ...] = ()  # the stakes in the current game's pot, until it is settled
     version: int = 0
+
+    @property
+    def holds_stakes(self) -> bool:
+        """Before the first deal of a buy-in table, every person seated has a stake held."""
+        return self.stake > 0 and not self.games
 
     def seed_of(self, player_id: str | None) -> str | None:
         return next((seed for who, seed in self.seeds if who == player_id), None)
@@ -272,6 +301,10 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 seeds=(),
                 version=version,
             )
+        case PotFormed():
+            return replace(state, pot=event.stakes, version=version)
+        case PotSettled():
+            return replace(state, pot=(), version=version)
         case GameFinished():
             return replace(state, playing=False, version=version)
         case TableClosedEvent():
@@ -296,12 +329,13 @@ def decide_open(
     capacity: int,
     stake: int,
     clock: ClockSettings | None,
+    *,
+    registered: bool = False,
 ) -> list[TableEventUnion]:
     if not MIN_PLAYERS <= capacity <= MAX_PLAYERS:
         raise InvalidTable(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
-    if stake > 0:
-        # Accounts and coins arrive in their own change; until then only free tables open.
-        raise BuyInNeedsAccount("Buy-in tables open once accounts exist; open a free table.")
+    if stake > 0 and not registered:
+        raise BuyInNeedsAccount("A buy-in table needs an account: register, then open it.")
     host = SeatInfo(seat=1, name=host_name, kind="person", player_id=host_id)
     return [
         TableOpened(
@@ -321,8 +355,12 @@ def _require_open(state: TableState) -> None:
         raise TableClosed("This table has closed.")
 
 
-def decide_join(state: TableState, player_id: str, name: str) -> list[TableEventUnion]:
+def decide_join(
+    state: TableState, player_id: str, name: str, *, registered: bool = False
+) -> list[TableEventUnion]:
     _require_open(state)
+    if state.stake > 0 and not registered:
+        raise BuyInNeedsAccount("A buy-in table needs an account: register, then join.")
     if state.mode != "online":
         raise NotSeated("A solo table has no free seats.")
     if state.seat_of(player_id) is not None:

@@ -79,6 +79,7 @@ class SeatState(msgspec.Struct, frozen=True, kw_only=True):
     confirmed: int | None = None
     pile: tuple[int, ...] = ()  # the bees this seat has taken
     stings: int = 0
+    biggest_take: int = 0  # the most stings taken in one go (a sixth bee or a too-low stem)
     left: bool = False
     # How this turn's pick was made (`PickConfirmed.by_clock`); kept until the next turn starts,
     # as a too-low bee the clock chose as the lowest takes the cheapest stem with no choice.
@@ -367,8 +368,12 @@ def _landed(state: GameState, seat: int, bee: int) -> GameState:
 def _took(state: GameState, number: int, taken: tuple[int, ...]) -> GameState:
     seats = list(state.seats)
     seat = seats[number - 1]
+    took = pile_stings(taken)
     seats[number - 1] = replace(
-        seat, pile=(*seat.pile, *taken), stings=seat.stings + pile_stings(taken)
+        seat,
+        pile=(*seat.pile, *taken),
+        stings=seat.stings + took,
+        biggest_take=max(seat.biggest_take, took),
     )
     return replace(state, seats=tuple(seats))
 

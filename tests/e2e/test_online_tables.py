@@ -131,7 +131,7 @@ async def test_the_lobby_lists_open_tables_with_filters_and_pages(anon: Api) -> 
     assert (await hana.lobby(stake="buy_in", limit=100))["tables"] == []
 
 
-async def test_a_buy_in_table_is_refused_until_accounts_exist(anon: Api) -> None:
+async def test_a_buy_in_table_needs_an_account(anon: Api) -> None:
     hana = await anon.guest("Hana")
     response = await hana.client.post("/tables", json={"stake": 100}, headers=hana.headers)
-    assert_problem(response, 422, "buy-in-needs-account")
+    assert_problem(response, 403, "buy-in-needs-account")

@@ -66,6 +66,11 @@ def test_rule_the_host_takes_the_first_seat() -> None:
 def test_rule_a_buy_in_table_needs_an_account() -> None:
     with pytest.raises(BuyInNeedsAccount):
         decide_open("t", "host", "Hana", 4, 100, None)
+    opened = fold_table(decide_open("t", "host", "Hana", 4, 100, None, registered=True))
+    assert opened.stake == 100 and opened.holds_stakes
+    with pytest.raises(BuyInNeedsAccount):
+        decide_join(opened, "guest", "Gus")
+    decide_join(opened, "member", "Mia", registered=True)
 
 
 def test_rule_joining_takes_the_next_seat() -> None:

@@ -1,0 +1,214 @@
+"""Coins, XP and badges: the money rules (seed §9), pure.
+
+Coins are money, so every movement is an event in the owner's `wallet-<player id>` stream,
+appended in the same transaction as the table or game event that causes it:
+
+- `coins_granted`: the only mints, a sign-up grant and game rewards;
+- `stake_held`: joining (or opening) a buy-in table reserves the stake;
+- `stake_released`: leaving before the start gives it back;
+- `stake_committed`: at the start the stake goes into the pot (the table's `pot_formed`);
+- `pot_paid`: a share of a pot, to a winner or back to its payer when a game is abandoned.
+
+The invariant, checked by tests: wallet balances + held stakes + open pots = coins granted,
+and no balance or hold is ever negative. The amounts below are documented in the README.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from service.rules.errors import IllegalMove
+
+SIGN_UP_COINS = 1_000
+FINISH_COINS = 10  # every person who finishes an online game
+WIN_COINS = 20  # on top, for each winner
+FINISH_XP = 50
+WIN_XP = 50
+XP_PER_LEVEL = 500
+BIG_TAKE_STINGS = 20
+
+GrantReason = Literal["sign_up", "game_reward"]
+PaidReason = Literal["won", "refund"]
+
+
+class InsufficientCoins(IllegalMove):
+    code = "insufficient-coins"
+    title = "Not enough coins for this buy-in"
+
+
+# --- wallet events ---------------------------------------------------------------------------
+
+
+class WalletEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    pass
+
+
+class CoinsGranted(WalletEvent, frozen=True, tag="coins_granted"):
+    amount: int
+    reason: GrantReason
+    game_id: str | None = None
+
+
+class StakeHeld(WalletEvent, frozen=True, tag="stake_held"):
+    table_id: str
+    amount: int
+
+
+class StakeReleased(WalletEvent, frozen=True, tag="stake_released"):
+    table_id: str
+    amount: int
+
+
+class StakeCommitted(WalletEvent, frozen=True, tag="stake_committed"):
+    table_id: str
+    game_id: str
+    amount: int
+
+
+class PotPaid(WalletEvent, frozen=True, tag="pot_paid"):
+    game_id: str
+    amount: int
+    reason: PaidReason
+
+
+WalletEventUnion = CoinsGranted | StakeHeld | StakeReleased | StakeCommitted | PotPaid
+
+
+class WalletState(msgspec.Struct, frozen=True, kw_only=True):
+    balance: int = 0  # spendable
+    held: int = 0  # reserved for buy-in tables not started yet
+    granted: int = 0  # every coin ever minted to this wallet
+    version: int = 0
+
+
+def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
+    version = state.version + 1
+    match event:
+        case CoinsGranted():
+            return replace(
+                state,
+                balance=state.balance + event.amount,
+                granted=state.granted + event.amount,
+                version=version,
+            )
+        case StakeHeld():
+            return replace(
+                state,
+                balance=state.balance - event.amount,
+                held=state.held + event.amount,
+                version=version,
+            )
+        case StakeReleased():
+            return replace(
+                state,
+                balance=state.balance + event.amount,
+                held=state.held - event.amount,
+                version=version,
+            )
+        case StakeCommitted():
+            return replace(state, held=state.held - event.amount, version=version)
+        case PotPaid():
+            return replace(state, balance=state.balance + event.amount, version=version)
+    raise AssertionError(f"unknown wallet event {event!r}")  # pragma: no cover
+
+
+def decide_hold(wallet: WalletState, table_id: str, stake: int) -> list[WalletEventUnion]:
+    """Reserve a buy-in; refused if the balance is short."""
+    if stake <= 0:
+        return []
+    if wallet.balance < stake:
+        raise InsufficientCoins(f"The buy-in is {stake} coins; you have {wallet.balance}.")
+    return [StakeHeld(table_id=table_id, amount=stake)]
+
+
+def split_pot(pot: int, winners: Sequence[str]) -> list[tuple[str, int]]:
+    """The pot shared evenly among the winners, in seat order. The coins that do not divide
+    evenly go one each to the first winners in seat order, so no coin is ever lost."""
+    if not winners or pot <= 0:
+        return []
+    share, remainder = divmod(pot, len(winners))
+    return [(who, share + (1 if i < remainder else 0)) for i, who in enumerate(winners)]
+
+
+# --- XP, levels and badges -------------------------------------------------------------------
+
+
+class GameRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One finished online game as a person's record (`game_recorded` in `player-<id>`)."""
+
+    game_id: str
+    stings: int
+    won: bool
+    biggest_take: int  # the most stings taken in one go (a sixth bee or a too-low stem)
+    xp: int
+
+
+class PlayerStats(msgspec.Struct, frozen=True, kw_only=True):
+    games_played: int = 0
+    games_won: int = 0
+    xp: int = 0
+    badges: tuple[str, ...] = ()
+
+    @property
+    def level(self) -> int:
+        return 1 + self.xp // XP_PER_LEVEL
+
+
+BADGES: dict[str, str] = {
+    "first_game": "Finished a first online game",
+    "first_win": "Won an online game",
+    "clean_sweep": "Won an online game without a single sting",
+    "big_take_win": f"Took a stem worth {BIG_TAKE_STINGS}+ stings in one go and still won",
+    "ten_games": "Finished 10 online games",
+    "hundred_games": "Finished 100 online games",
+}
+
+
+def earned_badges(stats: PlayerStats, record: GameRecord) -> tuple[str, ...]:
+    """Badges this record earns, given the stats before it (each badge is earned once)."""
+    played = stats.games_played + 1
+    earned = {
+        "first_game": played >= 1,
+        "first_win": record.won,
+        "clean_sweep": record.won and record.stings == 0,
+        "big_take_win": record.won and record.biggest_take >= BIG_TAKE_STINGS,
+        "ten_games": played >= 10,
+        "hundred_games": played >= 100,
+    }
+    return tuple(name for name in BADGES if earned[name] and name not in stats.badges)
+
+
+def record_game(stats: PlayerStats, record: GameRecord) -> PlayerStats:
+    return PlayerStats(
+        games_played=stats.games_played + 1,
+        games_won=stats.games_won + (1 if record.won else 0),
+        xp=stats.xp + record.xp,
+        badges=(*stats.badges, *earned_badges(stats, record)),
+    )
+
+
+def reward(won: bool) -> tuple[int, int]:
+    """(coins, xp) for a person who finished an online game."""
+    return (FINISH_COINS + (WIN_COINS if won else 0), FINISH_XP + (WIN_XP if won else 0))
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(WalletEventUnion)
+
+
+def encode_wallet_event(event: WalletEvent) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode_wallet_event(data: bytes | str) -> WalletEventUnion:
+    return _decoder.decode(data)
+
+
+def wallet_event_type(event: WalletEvent) -> str:
+    tag = type(event).__struct_config__.tag
+    assert isinstance(tag, str)
+    return tag

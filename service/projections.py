@@ -1,0 +1,49 @@
+"""Projection rows written in the same transaction as the events they follow, so a read model
+is never behind the log. Each builder returns `(sql, args)` pairs for `EventStore.append(also=)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.ledger import PlayerStats, WalletState
+
+Statement = tuple[str, tuple[Any, ...]]
+
+_WALLET_UPSERT = """
+insert into wallets (player_id, balance, held, granted, version)
+values ($1, $2, $3, $4, $5)
+on conflict (player_id) do update
+   set balance = excluded.balance, held = excluded.held, granted = excluded.granted,
+       version = excluded.version, updated_at = now()
+"""
+
+_STATS_UPSERT = """
+insert into player_stats (player_id, name, games_played, games_won, xp, badges)
+values ($1, $2, $3, $4, $5, $6)
+on conflict (player_id) do update
+   set name = excluded.name, games_played = excluded.games_played,
+       games_won = excluded.games_won, xp = excluded.xp, badges = excluded.badges,
+       updated_at = now()
+"""
+
+
+def wallet_row(player_id: str, wallet: WalletState) -> Statement:
+    return (
+        _WALLET_UPSERT,
+        (player_id, wallet.balance, wallet.held, wallet.granted, wallet.version),
+    )
+
+
+def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
+    return (
+        _STATS_UPSERT,
+        (
+            player_id,
+            name,
+            stats.games_played,
+            stats.games_won,
+            stats.xp,
+            list(stats.badges),
+        ),
+    )
