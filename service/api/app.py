@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import msgspec
 import structlog
 from litestar import Litestar
 from litestar.di import Provide
@@ -25,9 +26,18 @@ from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import (
+    ASGIApp,
+    HTTPResponseBodyEvent,
+    HTTPResponseStartEvent,
+    Message,
+    Receive,
+    Scope,
+    Send,
+)
 
 from service.api import problems
+from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.routes import (
     NO_ACCESS_LOG,
     GameController,
@@ -40,10 +50,63 @@ from service.api.routes import (
 from service.clock_worker import run_timers
 from service.games import Clock, GameService, ServerSeeds, secure_server_seed, system_clock
 from service.store.events import EventStore
-from service.store.pool import open_pool
+from service.store.pool import PoolExhausted, open_pool
 from service.store.wakeups import Wakeups
 
 MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 413
+# Requests being served at once (streams apart); more are refused at once with 503
+# `overloaded`, so a slow database cannot pile up unbounded work (docs/scaling.md, "Limits").
+MAX_IN_FLIGHT = int(os.environ.get("SWARM_MAX_IN_FLIGHT", "256"))
+# Open Server-Sent Events streams per instance (each is a task and a re-read per wake-up).
+MAX_STREAMS = int(os.environ.get("SWARM_MAX_STREAMS", "10000"))
+
+_OVERLOADED_BODY = msgspec.json.encode(
+    {
+        "type": "urn:swarm:problem:overloaded",
+        "title": "The service is busy",
+        "status": 503,
+        "detail": "Too much work in flight; try again shortly.",
+        "code": "overloaded",
+    }
+)
+
+
+def in_flight_limit(app: ASGIApp) -> ASGIApp:
+    """Refuses a request with 503 `overloaded` when `MAX_IN_FLIGHT` requests (or, for a stream,
+    `MAX_STREAMS` streams) are already being served by this instance."""
+    counts = {"requests": 0, "streams": 0}
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        kind = "streams" if scope["path"].endswith("/stream") else "requests"
+        limit = MAX_STREAMS if kind == "streams" else MAX_IN_FLIGHT
+        if counts[kind] >= limit:
+            start: HTTPResponseStartEvent = {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/problem+json"),
+                    (b"retry-after", b"1"),
+                    (b"content-length", str(len(_OVERLOADED_BODY)).encode()),
+                ],
+            }
+            await send(start)
+            body: HTTPResponseBodyEvent = {
+                "type": "http.response.body",
+                "body": _OVERLOADED_BODY,
+                "more_body": False,
+            }
+            await send(body)
+            return
+        counts[kind] += 1
+        try:
+            await app(scope, receive, send)
+        finally:
+            counts[kind] -= 1
+
+    return middleware
 
 
 def request_id_middleware(app: ASGIApp) -> ASGIApp:
@@ -87,7 +150,8 @@ def create_app(
         url = database_url or os.environ.get("DATABASE_URL")
         if not url:
             raise RuntimeError("DATABASE_URL is not set (python -m service run sets it for you)")
-        pool = await open_pool(url, min_size=1, max_size=pool_size)
+        size = int(os.environ.get("SWARM_POOL_SIZE") or pool_size)
+        pool = await open_pool(url, min_size=1, max_size=size)
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
         app.state.stream_heartbeat = stream_heartbeat
@@ -109,10 +173,17 @@ def create_app(
     exception_handlers: dict[Any, Any] = dict.fromkeys(
         problems.DATABASE_ERRORS, problems.database_unavailable
     )
+    exception_handlers[PoolExhausted] = problems.overloaded
     exception_handlers[Exception] = problems.internal_error
 
     return Litestar(
-        route_handlers=[GuestController, TableController, GameController, health],
+        route_handlers=[
+            GuestController,
+            TableController,
+            GameController,
+            *ACCOUNT_CONTROLLERS,
+            health,
+        ],
         dependencies={
             "service": Provide(provide_service, sync_to_thread=False),
             "player": Provide(provide_player),
@@ -134,7 +205,7 @@ def create_app(
             ),
         ],
         exception_handlers=exception_handlers,
-        middleware=[request_id_middleware],
+        middleware=[request_id_middleware, in_flight_limit],
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
             title="Swarm",
@@ -149,7 +220,9 @@ def create_app(
             components=Components(
                 security_schemes={
                     "bearer": SecurityScheme(
-                        type="http", scheme="bearer", description="The token from createGuest"
+                        type="http",
+                        scheme="bearer",
+                        description="The token from createGuest, register or login",
                     )
                 }
             ),

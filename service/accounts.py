@@ -1,0 +1,462 @@
+"""Accounts: registration, login and logout, profiles and the leaderboard (seed §9).
+
+A guest needs no account; an account (a name and a password) is needed for buy-in tables and
+keeps coins, XP and badges. A guest who registers keeps their player id and plays on under the
+same identity: `account_registered` is appended to their own `player-<id>` stream, and the
+sign-up grant (`coins_granted`, reason `sign_up`) opens their `wallet-<id>`, both in one
+append with the `accounts`, `wallets`, `player_stats` and `access_tokens` rows.
+
+Passwords are hashed with argon2id (argon2-cffi's defaults), off the event loop, and are never
+logged or returned. Bearer tokens are random, stored only as SHA-256, expire after
+`TOKEN_LIFETIME` and can be revoked (logout); `GameService.authenticate` checks both on every
+request, so a logout stops a token on every instance at once.
+
+Guessing is slowed per account name and per client address: at `MAX_FAILURES` failed logins
+within `FAILURE_WINDOW` for either, further attempts are refused (429 with Retry-After) before
+the password is even looked at. Each attempt is counted *before* its password is checked (and
+the count is taken under a lock per key), so a burst of parallel guesses cannot slip past the
+limit; a successful attempt withdraws only its own count, never earlier failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import secrets
+import uuid
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+import asyncpg
+import msgspec
+import structlog
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from service.games import (
+    TOKEN_LIFETIME,
+    Clock,
+    NotFound,
+    Player,
+    Unauthorized,
+    system_clock,
+    token_hash,
+)
+from service.ledger import (
+    BADGES,
+    SIGN_UP_COINS,
+    CoinsGranted,
+    PlayerStats,
+    WalletState,
+    encode_wallet_event,
+    evolve_wallet,
+    wallet_event_type,
+)
+from service.projections import stats_row, wallet_row
+from service.rules.errors import IllegalMove, InvalidMove
+from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
+from service.store.pool import Pool
+
+log = structlog.get_logger(__name__)
+
+NAME_MIN, NAME_MAX = 1, 40  # the same rule as guest names
+PASSWORD_MIN, PASSWORD_MAX = 8, 128
+MAX_FAILURES = 5  # failed logins per name or per address within the window...
+FAILURE_WINDOW = timedelta(minutes=15)  # ...after which further attempts are refused (429)
+MAX_CONCURRENT_HASHES = 4  # argon2id takes 64 MiB and ~0.1 s of CPU per hash: bound the work
+
+LeaderboardOrder = Literal["wins", "xp"]
+
+# pg_advisory_xact_lock(int, int) class id for login-attempt keys ("swlg"); the two-int key
+# space never collides with the event store's single bigint append lock.
+_LOGIN_LOCK_CLASS = 0x73776C67
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+class InvalidAccount(InvalidMove):
+    code = "invalid-account"
+    title = "The name or password does not meet the rules"
+
+
+class NameTaken(IllegalMove):
+    code = "name-taken"
+    title = "That name is already taken"
+
+
+class AlreadyRegistered(IllegalMove):
+    code = "already-registered"
+    title = "This player already has an account"
+
+
+class InvalidCredentials(Unauthorized):
+    """Wrong name or wrong password: the same message for both, so names cannot be probed."""
+
+    def __init__(self) -> None:
+        super().__init__("The name or the password is wrong.")
+
+
+class TooManyAttempts(Exception):
+    """Too many failed logins for this name or address; try again after `retry_after` s."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"Too many failed logins; try again in {retry_after} s.")
+        self.retry_after = retry_after
+
+
+# --- what callers get ------------------------------------------------------------------------
+
+
+class Session(msgspec.Struct, frozen=True, kw_only=True):
+    player: Player
+    token: str
+    expires_at: datetime
+
+
+class Coins(msgspec.Struct, frozen=True, kw_only=True):
+    balance: int  # spendable
+    held: int  # reserved for buy-in tables that have not started yet
+
+
+class Badge(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    description: str
+
+
+class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
+    player_id: str
+    name: str
+    registered: bool  # an account, not only a guest
+    xp: int
+    level: int  # 1 + xp // 500
+    games_played: int  # finished online games
+    games_won: int
+    badges: tuple[Badge, ...]  # in the order they were earned
+
+
+class Profile(PublicProfile, frozen=True, kw_only=True):
+    """The caller's own profile: the public one plus their coins."""
+
+    coins: Coins
+
+
+class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
+    rank: int  # 1 = first
+    player_id: str
+    name: str
+    games_won: int
+    games_played: int
+    xp: int
+    level: int
+
+
+class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
+    by: LeaderboardOrder
+    entries: list[LeaderboardEntry]
+    limit: int
+    offset: int
+    next_offset: int | None  # None on the last page
+
+
+# --- pure rules ------------------------------------------------------------------------------
+
+
+def check_registration(name: str, password: str) -> None:
+    """The name and password rules (the HTTP layer checks the same with msgspec)."""
+    if not NAME_MIN <= len(name) <= NAME_MAX or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise InvalidAccount(f"A name is {NAME_MIN} to {NAME_MAX} printable characters.")
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise InvalidAccount(f"A password is {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
+
+
+def failure_keys(name: str, address: str) -> list[str]:
+    """The `login_failures` keys one attempt counts against, in lock order."""
+    return sorted({f"name:{name.lower()}", f"addr:{address}"})
+
+
+def seconds_until(moment: datetime, now: datetime) -> int:
+    """Whole seconds from `now` until `moment`, rounded up, at least 1 (for Retry-After)."""
+    return max(1, math.ceil((moment - now).total_seconds()))
+
+
+def level(xp: int) -> int:
+    return PlayerStats(xp=xp).level
+
+
+def badges(names: list[str] | tuple[str, ...]) -> tuple[Badge, ...]:
+    return tuple(Badge(name=n, description=BADGES.get(n, n)) for n in names)
+
+
+def sign_up_wallet() -> tuple[CoinsGranted, WalletState]:
+    grant = CoinsGranted(amount=SIGN_UP_COINS, reason="sign_up")
+    return grant, evolve_wallet(WalletState(), grant)
+
+
+# --- SQL -------------------------------------------------------------------------------------
+
+_INSERT_ACCOUNT = "insert into accounts (player_id, name, password_hash) values ($1, $2, $3)"
+_NAME_EXISTS = "select exists (select 1 from accounts where lower(name) = lower($1))"
+_IS_REGISTERED = "select exists (select 1 from accounts where player_id = $1)"
+_ACCOUNT_BY_NAME = "select player_id, name, password_hash from accounts where lower(name) = $1"
+_INSERT_TOKEN = (
+    "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
+)
+_REVOKE_TOKEN = (
+    "update access_tokens set revoked_at = $2 where token_hash = $1 and revoked_at is null"
+)
+_LOCK_KEY = "select pg_advisory_xact_lock($1, hashtext($2))"
+# The oldest failure that still blocks: the MAX_FAILURES-th most recent one within the window.
+_BLOCKING_FAILURE = """
+select failed_at from login_failures
+ where key = $1 and failed_at > $2
+ order by failed_at desc
+offset $3 limit 1
+"""
+_RECORD_ATTEMPTS = (
+    "insert into login_failures (key, failed_at) select k, $2 from unnest($1::text[]) as k"
+)
+# Withdraw one attempt (rows are only (key, time): any one of equal rows is the same fact).
+_WITHDRAW_ATTEMPT = """
+delete from login_failures
+ where ctid = (select ctid from login_failures where key = $1 and failed_at = $2 limit 1)
+"""
+_WALLET = "select balance, held from wallets where player_id = $1"
+_STATS = "select games_played, games_won, xp, badges from player_stats where player_id = $1"
+_PUBLIC_PLAYER = """
+select coalesce(a.name, s.name,
+                (select t.name from access_tokens t where t.player_id = p.player_id
+                  order by t.created_at limit 1)) as name,
+       a.player_id is not null as registered,
+       coalesce(s.games_played, 0) as games_played,
+       coalesce(s.games_won, 0) as games_won,
+       coalesce(s.xp, 0) as xp,
+       coalesce(s.badges, '{}') as badges
+  from (select $1::text as player_id) p
+  left join accounts a on a.player_id = p.player_id
+  left join player_stats s on s.player_id = p.player_id
+"""
+_LEADERBOARD = {
+    "wins": """
+select player_id, name, games_won, games_played, xp from player_stats
+ order by games_won desc, xp desc, player_id
+ limit $1 offset $2
+""",
+    "xp": """
+select player_id, name, games_won, games_played, xp from player_stats
+ order by xp desc, games_won desc, player_id
+ limit $1 offset $2
+""",
+}
+
+
+class Accounts:
+    """The account use cases. Stateless apart from the hashing limit: any number of instances
+    may serve the same database."""
+
+    REGISTER_RETRIES = 3
+
+    def __init__(
+        self,
+        store: EventStore,
+        pool: Pool,
+        *,
+        clock: Clock = system_clock,
+        hasher: PasswordHasher | None = None,
+    ) -> None:
+        self.store = store
+        self.pool = pool
+        self.clock = clock
+        self.hasher = hasher or PasswordHasher()  # argon2id, the library's default parameters
+        self._hashing = asyncio.Semaphore(MAX_CONCURRENT_HASHES)
+        self._dummy_hash: str | None = None
+
+    # --- registration -------------------------------------------------------------------------
+
+    async def register(self, name: str, password: str, guest: Player | None) -> Session:
+        """A new account; with `guest`, that guest's identity becomes the account (their player
+        id, streams and tokens stay). Refused if the name is taken (case-insensitively) or the
+        player already registered."""
+        check_registration(name, password)
+        if guest is not None and (
+            guest.registered or await self.pool.fetchval(_IS_REGISTERED, guest.player_id)
+        ):
+            raise AlreadyRegistered("You already have an account; log in instead.")
+        if await self.pool.fetchval(_NAME_EXISTS, name):
+            raise NameTaken(f"The name {name!r} is taken; choose another.")
+        password_hash = await self._hash(password)
+
+        player_id = guest.player_id if guest is not None else str(uuid.uuid4())
+        player = Player(player_id=player_id, name=name, registered=True)
+        grant, wallet = sign_up_wallet()
+        token = secrets.token_urlsafe(32)
+        expires_at = self.clock() + TOKEN_LIFETIME
+        registered = NewEvent(
+            type="account_registered",
+            data=msgspec.json.encode({"player_id": player_id, "name": name}),
+        )
+        granted = NewEvent(type=wallet_event_type(grant), data=encode_wallet_event(grant))
+        also: list[tuple[str, tuple[Any, ...]]] = [
+            (_INSERT_ACCOUNT, (player_id, name, password_hash)),
+            wallet_row(player_id, wallet),
+            stats_row(player_id, name, PlayerStats()),
+            (_INSERT_TOKEN, (token_hash(token), player_id, name, expires_at)),
+        ]
+        for attempt in range(self.REGISTER_RETRIES):
+            # A guest's stream already holds `guest_created` (and maybe more): append after it.
+            version = (
+                await self.store.stream_version(f"player-{player_id}") if guest is not None else 0
+            )
+            try:
+                await self.store.append(
+                    StreamAppend(
+                        stream=f"player-{player_id}", expected_version=version, events=[registered]
+                    ),
+                    StreamAppend(
+                        stream=f"wallet-{player_id}", expected_version=0, events=[granted]
+                    ),
+                    metadata={"actor": player_id},
+                    also=also,
+                )
+            except ConcurrencyConflict as exc:
+                if exc.stream == f"wallet-{player_id}":
+                    raise AlreadyRegistered("You already have an account; log in instead.") from exc
+                if attempt + 1 == self.REGISTER_RETRIES:
+                    raise
+                continue  # the player's stream moved on meanwhile: append after its new head
+            except asyncpg.UniqueViolationError as exc:
+                if exc.constraint_name == "accounts_name":
+                    raise NameTaken(f"The name {name!r} is taken; choose another.") from exc
+                if exc.constraint_name == "accounts_pkey":
+                    raise AlreadyRegistered("You already have an account; log in instead.") from exc
+                raise
+            break
+        log.info("account registered", player_id=player_id, was_guest=guest is not None)
+        return Session(player=player, token=token, expires_at=expires_at)
+
+    # --- sessions -----------------------------------------------------------------------------
+
+    async def login(self, name: str, password: str, address: str) -> Session:
+        """A fresh token for the account, if the password is right. Refused with
+        `TooManyAttempts` while the name or the address has too many recent failures."""
+        now = self.clock()
+        keys = failure_keys(name, address)
+        await self._count_attempt(keys, now)
+
+        row = await self.pool.fetchrow(_ACCOUNT_BY_NAME, name.lower())
+        # An unknown name costs a hash check too, so timing does not tell names apart.
+        stored = row["password_hash"] if row is not None else await self._dummy()
+        if not await self._verify(stored, password) or row is None:
+            log.info("login failed", address=address)
+            raise InvalidCredentials()
+
+        player = Player(player_id=row["player_id"], name=row["name"], registered=True)
+        token = secrets.token_urlsafe(32)
+        expires_at = now + TOKEN_LIFETIME
+        async with self.pool.acquire() as conn, conn.transaction():
+            for key in keys:  # this attempt succeeded: withdraw its own count, nothing older
+                await conn.execute(_WITHDRAW_ATTEMPT, key, now)
+            await conn.execute(
+                _INSERT_TOKEN, token_hash(token), player.player_id, player.name, expires_at
+            )
+        log.info("logged in", player_id=player.player_id)
+        return Session(player=player, token=token, expires_at=expires_at)
+
+    async def logout(self, token: str) -> None:
+        """Revoke this token (only this one: other devices stay logged in)."""
+        await self.pool.execute(_REVOKE_TOKEN, token_hash(token), self.clock())
+
+    async def _count_attempt(self, keys: list[str], now: datetime) -> None:
+        """Refuse if any key has too many recent failures; else count this attempt as a
+        failure until it proves otherwise. Locked per key, so parallel attempts count in turn."""
+        since = now - FAILURE_WINDOW
+        async with self.pool.acquire() as conn, conn.transaction():
+            for key in keys:  # sorted: two attempts lock in the same order
+                await conn.execute(_LOCK_KEY, _LOGIN_LOCK_CLASS, key)
+            blocked_until: datetime | None = None
+            for key in keys:
+                failed_at = await conn.fetchval(_BLOCKING_FAILURE, key, since, MAX_FAILURES - 1)
+                if failed_at is not None:
+                    until = failed_at + FAILURE_WINDOW
+                    blocked_until = until if blocked_until is None else max(blocked_until, until)
+            if blocked_until is not None:
+                raise TooManyAttempts(seconds_until(blocked_until, now))
+            await conn.execute(_RECORD_ATTEMPTS, keys, now)
+
+    # --- profiles -----------------------------------------------------------------------------
+
+    async def me(self, player: Player) -> Profile:
+        """The caller's own profile: coins, XP, level, badges, games played and won."""
+        wallet = await self.pool.fetchrow(_WALLET, player.player_id)
+        stats = await self.pool.fetchrow(_STATS, player.player_id)
+        return Profile(
+            player_id=player.player_id,
+            name=player.name,
+            registered=player.registered,
+            coins=Coins(
+                balance=wallet["balance"] if wallet else 0, held=wallet["held"] if wallet else 0
+            ),
+            xp=stats["xp"] if stats else 0,
+            level=level(stats["xp"] if stats else 0),
+            games_played=stats["games_played"] if stats else 0,
+            games_won=stats["games_won"] if stats else 0,
+            badges=badges(stats["badges"] if stats else ()),
+        )
+
+    async def player(self, player_id: str) -> PublicProfile:
+        """Anyone's public profile (never their coins)."""
+        row = await self.pool.fetchrow(_PUBLIC_PLAYER, player_id)
+        if row is None or row["name"] is None:
+            raise NotFound(f"There is no player {player_id}.")
+        return PublicProfile(
+            player_id=player_id,
+            name=row["name"],
+            registered=row["registered"],
+            xp=row["xp"],
+            level=level(row["xp"]),
+            games_played=row["games_played"],
+            games_won=row["games_won"],
+            badges=badges(row["badges"]),
+        )
+
+    async def leaderboard(self, by: LeaderboardOrder, limit: int, offset: int) -> LeaderboardPage:
+        """Players by games won (then XP) or by XP (then wins), ties by player id."""
+        rows = await self.pool.fetch(_LEADERBOARD[by], limit + 1, offset)
+        entries = [
+            LeaderboardEntry(
+                rank=offset + i + 1,
+                player_id=r["player_id"],
+                name=r["name"],
+                games_won=r["games_won"],
+                games_played=r["games_played"],
+                xp=r["xp"],
+                level=level(r["xp"]),
+            )
+            for i, r in enumerate(rows[:limit])
+        ]
+        more = len(rows) > limit
+        return LeaderboardPage(
+            by=by,
+            entries=entries,
+            limit=limit,
+            offset=offset,
+            next_offset=offset + limit if more else None,
+        )
+
+    # --- hashing (slow on purpose: off the event loop, a few at a time) -----------------------
+
+    async def _hash(self, password: str) -> str:
+        async with self._hashing:
+            return await asyncio.to_thread(self.hasher.hash, password)
+
+    async def _verify(self, stored: str, password: str) -> bool:
+        async with self._hashing:
+            try:
+                return await asyncio.to_thread(self.hasher.verify, stored, password)
+            except (VerificationError, InvalidHashError):
+                return False
+
+    async def _dummy(self) -> str:
+        if self._dummy_hash is None:
+            self._dummy_hash = await self._hash(secrets.token_urlsafe(16))
+        return self._dummy_hash

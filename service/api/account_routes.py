@@ -1,0 +1,240 @@
+"""HTTP handlers for accounts, sessions, profiles and the leaderboard (service/accounts.py).
+
+Register these controllers with `create_app` (see `ACCOUNT_CONTROLLERS`); they bring their
+own `accounts` dependency, built on the game service's store, pool and clock. Passwords arrive
+in bodies only, which are never logged, and are never returned.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from uuid import UUID
+
+import msgspec
+from litestar import Controller, Request, delete, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import FromPath, JSONBody, QueryParameter
+
+from service.accounts import (
+    PASSWORD_MAX,
+    PASSWORD_MIN,
+    Accounts,
+    InvalidCredentials,
+    LeaderboardOrder,
+    LeaderboardPage,
+    Profile,
+    PublicProfile,
+    Session,
+    TooManyAttempts,
+)
+from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
+from service.api.routes import AUTH, Caller, Name, Service
+from service.games import GameService, Player, Unauthorized
+
+Password = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=PASSWORD_MIN,
+        max_length=PASSWORD_MAX,
+        description=f"{PASSWORD_MIN} to {PASSWORD_MAX} characters",
+    ),
+]
+# Logging in checks a password against what was stored; only the upper bound is enforced.
+AnyPassword = Annotated[str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX)]
+
+
+class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name  # unique, case-insensitively, among accounts
+    password: Password
+
+
+class LoginIn(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name  # case-insensitive
+    password: AnyPassword
+
+
+class SessionOut(msgspec.Struct, kw_only=True):
+    player_id: str
+    name: str
+    registered: bool
+    token: str  # send as `Authorization: Bearer <token>`
+    expires_at: datetime  # log in again after it
+
+
+def provide_accounts(state: State) -> Accounts:
+    """The app's `Accounts`, on the game service's store, pool and clock (built on first use,
+    and again if the lifespan replaced the service)."""
+    service: GameService = state.service
+    accounts = state.get("accounts")
+    if not isinstance(accounts, Accounts) or accounts.pool is not service.pool:
+        accounts = Accounts(service.store, service.pool, clock=service.clock)
+        state.accounts = accounts
+    return accounts
+
+
+Users = NamedDependency[Accounts]
+
+DEPENDENCIES = {"accounts": Provide(provide_accounts, sync_to_thread=False)}
+
+OPTIONAL_AUTH: list[dict[str, list[str]]] = [{}, {"bearer": []}]
+
+
+def _spec(description: str) -> ResponseSpec:
+    return ResponseSpec(
+        data_container=Problem,
+        description=description,
+        media_type=PROBLEM_MEDIA_TYPE,
+        generate_examples=False,
+    )
+
+
+TOO_MANY_LOGINS = _spec(
+    "Too many failed logins for this name or from this address in the last 15 minutes; "
+    "`Retry-After` says when to try again"
+)
+WRONG_CREDENTIALS = _spec("Wrong name or password (the same answer for both)")
+
+
+def _bearer(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+def _session_out(session: Session) -> SessionOut:
+    return SessionOut(
+        player_id=session.player.player_id,
+        name=session.player.name,
+        registered=session.player.registered,
+        token=session.token,
+        expires_at=session.expires_at,
+    )
+
+
+class AccountController(Controller):
+    path = "/accounts"
+    tags = ["accounts"]
+    dependencies = DEPENDENCIES
+    security = OPTIONAL_AUTH
+
+    @post(
+        "/",
+        operation_id="register",
+        status_code=201,
+        responses=responses(400, 401, 409, 413, 503),
+    )
+    async def register(
+        self,
+        data: JSONBody[RegisterIn],
+        request: Request[Any, Any, Any],
+        service: Service,
+        accounts: Users,
+    ) -> SessionOut:
+        """Create an account with a unique name (case-insensitive) and a password of 8 to 128
+        characters; it starts with 1000 coins. Send your guest token to keep your guest
+        identity: same player id, and your guest token keeps working. Without a token, a new
+        player is created. Returns a fresh token, valid for 30 days. 409 `name-taken`, or
+        `already-registered` if this player has an account already."""
+        token = _bearer(request)
+        guest: Player | None = await service.authenticate(token) if token else None
+        session = await accounts.register(data.name, data.password, guest)
+        return _session_out(session)
+
+
+class SessionController(Controller):
+    path = "/sessions"
+    tags = ["accounts"]
+    dependencies = DEPENDENCIES
+
+    @post(
+        "/",
+        operation_id="login",
+        status_code=201,
+        responses={401: WRONG_CREDENTIALS, 429: TOO_MANY_LOGINS, **responses(400, 413, 503)},
+    )
+    async def login(
+        self, data: JSONBody[LoginIn], request: Request[Any, Any, Any], accounts: Users
+    ) -> SessionOut:
+        """Log in with a name and password: a fresh bearer token, valid for 30 days. After 5
+        failed logins for one name, or from one address, within 15 minutes, further attempts
+        are refused with 429 (see `Retry-After`) without checking the password."""
+        address = request.client.host if request.client is not None else "unknown"
+        try:
+            session = await accounts.login(data.name, data.password, address)
+        except TooManyAttempts as exc:
+            raise problem(
+                429,
+                "too-many-logins",
+                "Too many failed logins",
+                str(exc),
+                **{"Retry-After": str(exc.retry_after)},
+            ) from None
+        except InvalidCredentials as exc:
+            raise problem(401, "invalid-credentials", "Wrong name or password", str(exc)) from None
+        return _session_out(session)
+
+    @delete(
+        "/current",
+        operation_id="logout",
+        status_code=204,
+        security=AUTH,
+        responses=responses(401, 503),
+    )
+    async def logout(
+        self, request: Request[Any, Any, Any], player: Caller, accounts: Users
+    ) -> None:
+        """Revoke the token this request carries, at once, on every server instance. Other
+        tokens of the same player (other devices) stay valid."""
+        token = _bearer(request)
+        if token is None:  # pragma: no cover - `player` already required one
+            raise Unauthorized("Send `Authorization: Bearer <token>`.")
+        await accounts.logout(token)
+
+
+class ProfileController(Controller):
+    path = "/"
+    tags = ["players"]
+    dependencies = DEPENDENCIES
+    security = AUTH
+
+    @get("/me", operation_id="getMe", responses=responses(401, 503))
+    async def get_me(self, player: Caller, accounts: Users) -> Profile:
+        """Your own profile: name, whether you have an account, coins (spendable and held for
+        buy-in tables), XP and level (1 + XP ÷ 500), badges, online games played and won.
+        Always the caller's: there is no way to read another's."""
+        return await accounts.me(player)
+
+    @get(
+        "/players/{player_id:uuid}",
+        operation_id="getPlayer",
+        responses=responses(400, 401, 404, 503),
+    )
+    async def get_player(
+        self, player_id: FromPath[UUID], player: Caller, accounts: Users
+    ) -> PublicProfile:
+        """Anyone's public profile: name, level, XP, badges, games played and won (never
+        their coins)."""
+        return await accounts.player(str(player_id))
+
+    @get("/leaderboard", operation_id="listLeaderboard", responses=responses(400, 401, 503))
+    async def list_leaderboard(
+        self,
+        player: Caller,
+        accounts: Users,
+        by: Annotated[
+            LeaderboardOrder,
+            QueryParameter(description="Rank by games won (then XP) or by XP (then wins)"),
+        ] = "wins",
+        limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    ) -> LeaderboardPage:
+        """Players ranked by online games won or by XP, a page at a time (`next_offset` is
+        null on the last page). Ties are broken by the other measure, then by player id."""
+        return await accounts.leaderboard(by, limit, offset)
+
+
+ACCOUNT_CONTROLLERS = [AccountController, SessionController, ProfileController]
