@@ -136,6 +136,18 @@ def database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Res
     ).to_response(request)
 
 
+def overloaded(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """Shed load: no database connection came free in time, or too many requests in flight."""
+    log.warning("overloaded", error=repr(exc))
+    return problem(
+        503,
+        "overloaded",
+        "The service is busy",
+        "Too much work in flight; try again shortly.",
+        **{"Retry-After": "1"},
+    ).to_response(request)
+
+
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error", exc_info=exc)
     return problem(500, "internal-error", "Internal server error", "This is a bug.").to_response(
@@ -148,6 +160,13 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
     asyncpg.exceptions.ConnectionDoesNotExistError,
     asyncpg.exceptions.InterfaceError,
     asyncpg.exceptions.PostgresConnectionError,
+    # 57xxx: the server is shutting down or restarting (admin/crash shutdown), or a statement
+    # ran past statement_timeout (57014, query canceled).
+    asyncpg.exceptions.OperatorInterventionError,
+    # 55P03: a lock wait ran past lock_timeout (the append lock under a slow database).
+    asyncpg.exceptions.LockNotAvailableError,
+    # 53xxx: too many connections, out of memory or disk.
+    asyncpg.exceptions.InsufficientResourcesError,
     ConnectionError,
     OSError,
     TimeoutError,
@@ -163,7 +182,7 @@ def responses(*statuses: int) -> dict[int, ResponseSpec]:
         409: "Not allowed now (a rule, or the table's state)",
         413: "Request body too large",
         422: "A move that can never be valid (for example a stem that does not exist)",
-        503: "The database is not reachable",
+        503: "The database is not reachable, or the service is overloaded (see Retry-After)",
     }
     return {
         status: ResponseSpec(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, TypeAlias
+import os
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import asyncpg
 
@@ -44,14 +45,106 @@ async def assume_app_role(conn: Connection) -> bool:
     return True
 
 
-async def open_pool(url: str, *, min_size: int = 1, max_size: int = 10) -> Pool:
+# --- limits (docs/scaling.md, "Limits") ---------------------------------------------------------
+# Every wait on the database is bounded, so a slow or absent database turns into quick 503s
+# instead of a pile of waiting requests. Each can be overridden by an environment variable.
+
+
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value else default
+
+
+ACQUIRE_TIMEOUT = _env_float("SWARM_DB_ACQUIRE_TIMEOUT", 3.0)  # wait for a free pool connection
+CONNECT_TIMEOUT = _env_float("SWARM_DB_CONNECT_TIMEOUT", 5.0)  # open a new connection
+COMMAND_TIMEOUT = _env_float("SWARM_DB_COMMAND_TIMEOUT", 10.0)  # one statement, client side
+# Server side, so PostgreSQL itself gives up (and frees the append lock) even when the client
+# has vanished: statements, lock waits (the append lock included) and idle transactions.
+SERVER_SETTINGS = {
+    "statement_timeout": os.environ.get("SWARM_DB_STATEMENT_TIMEOUT", "10s"),
+    "lock_timeout": os.environ.get("SWARM_DB_LOCK_TIMEOUT", "5s"),
+    "idle_in_transaction_session_timeout": os.environ.get("SWARM_DB_IDLE_TX_TIMEOUT", "30s"),
+}
+
+
+class PoolExhausted(TimeoutError):
+    """No pool connection became free within the acquire timeout: the service is saturated
+    (answered with 503 `overloaded`, see service/api/problems.py)."""
+
+
+class _BoundedAcquire:
+    """``pool.acquire()`` with the pool's default timeout, its TimeoutError made specific."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    async def __aenter__(self) -> Any:
+        try:
+            return await self._inner.__aenter__()
+        except TimeoutError as exc:
+            raise PoolExhausted("no database connection free in time") from exc
+
+    async def __aexit__(self, *exc_info: object) -> Any:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __await__(self) -> Any:
+        return self.__aenter__().__await__()
+
+
+class BoundedPool(asyncpg.Pool):  # type: ignore[type-arg,unused-ignore]
+    """An asyncpg pool whose ``acquire`` (and so ``fetch``, ``execute``…) waits at most
+    ``acquire_timeout`` seconds for a connection unless the caller passes its own timeout."""
+
+    acquire_timeout: float = ACQUIRE_TIMEOUT
+
+    def acquire(self, *, timeout: float | None = None) -> Any:
+        return _BoundedAcquire(
+            super().acquire(timeout=self.acquire_timeout if timeout is None else timeout)
+        )
+
+
+async def open_pool(
+    url: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    acquire_timeout: float = ACQUIRE_TIMEOUT,
+) -> Pool:
     """Open a pool whose connections run as ``swarm_app`` when the login user may assume it.
 
     ``SET ROLE`` survives the pool's reset on release (``RESET ALL`` leaves ``role`` alone), so
-    it is done once per new connection in ``init``.
+    it is done once per new connection in ``init``. Every wait is bounded (see the limits
+    above): acquiring a connection, connecting, each statement, lock waits, idle transactions.
     """
 
     async def init(conn: Connection) -> None:
         await assume_app_role(conn)
 
-    return await asyncpg.create_pool(dsn=url, min_size=min_size, max_size=max_size, init=init)
+    async def reset(conn: Connection) -> None:
+        """What a connection needs on its way back to the pool: nothing beyond what asyncpg
+        always does (roll back an open transaction, drop listeners). asyncpg's default reset
+        adds a round trip per release (`pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+        RESET ALL`) that undoes nothing this service does: it takes only transaction-level
+        advisory locks, opens no cursors outside transactions, never LISTENs on a pool
+        connection, and sets nothing per session but the role (kept on purpose) and the
+        startup settings (which RESET ALL keeps). Every pool.fetch() paid it: the profile
+        showed it as the biggest single cost (docs/benchmarks.md)."""
+
+    pool = BoundedPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        max_queries=50_000,
+        max_inactive_connection_lifetime=300.0,
+        init=init,
+        reset=reset,
+        loop=None,
+        connection_class=asyncpg.Connection,
+        record_class=asyncpg.Record,
+        timeout=CONNECT_TIMEOUT,
+        command_timeout=COMMAND_TIMEOUT,
+        server_settings=dict(SERVER_SETTINGS),
+    )
+    pool.acquire_timeout = acquire_timeout
+    await pool
+    return pool
