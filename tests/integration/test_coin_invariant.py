@@ -1,0 +1,182 @@
+"""Coins are never made or lost by play: over random sequences of table openings, joins,
+leaves, starts, finished and abandoned games, wallets + held stakes + open pots = coins
+granted, and no balance is ever negative (seed §9; hypothesis drives the sequences)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from argon2 import PasswordHasher
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from service.accounts import Accounts
+from service.games import ChooseStem, Confirm, GameService, Player
+from service.ledger import WalletState, decode_wallet_event, evolve_wallet
+from service.rules.errors import RuleViolation
+from service.rules.events import ClockSettings
+from service.store.events import EventStore
+from service.store.pool import Pool
+
+PLAYERS = 4
+# Cheap hashing: these tests are about coins, not passwords.
+FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC) + timedelta(days=730)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+# Weighted towards tables that fill and play: joins are common, tables few.
+_table = st.integers(0, 1)
+operation = st.one_of(
+    st.tuples(st.just("open"), st.integers(0, PLAYERS - 1), st.sampled_from([50, 300, 700])),
+    *[st.tuples(st.just("join"), st.integers(0, PLAYERS - 1), _table)] * 4,
+    st.tuples(st.just("leave"), st.integers(0, PLAYERS - 1), _table),
+    st.tuples(st.just("start"), st.integers(0, PLAYERS - 1), _table),
+    *[st.tuples(st.just("finish"), st.integers(0, PLAYERS - 1), _table)] * 2,
+    *[st.tuples(st.just("abandon"), st.integers(0, PLAYERS - 1), _table)] * 2,
+    st.tuples(st.just("again"), st.integers(0, PLAYERS - 1), _table),
+    *[st.tuples(st.just("fill"), st.integers(0, PLAYERS - 1), _table)] * 2,
+)
+
+
+async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) -> None:
+    granted = in_hand = committed = paid = 0
+    for player in players:
+        wallet = WalletState()
+        for r in await store.read_stream(f"wallet-{player.player_id}"):
+            event: Any = decode_wallet_event(r.data)
+            wallet = evolve_wallet(wallet, event)
+            committed += event.amount if r.type == "stake_committed" else 0
+            paid += event.amount if r.type == "pot_paid" else 0
+            assert wallet.balance >= 0 and wallet.held >= 0
+        granted += wallet.granted
+        in_hand += wallet.balance + wallet.held
+        row = await pool.fetchrow(
+            "select balance, held from wallets where player_id = $1", player.player_id
+        )
+        assert row is not None and (row["balance"], row["held"]) == (wallet.balance, wallet.held)
+    assert in_hand + (committed - paid) == granted
+
+
+async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
+    clock = FakeClock()
+    store = EventStore(pool)
+    service = GameService(store, pool, clock=clock)
+    accounts = Accounts(store, pool, clock=clock, hasher=FAST_HASHER)
+    players = []
+    for i in range(PLAYERS):
+        session = await accounts.register(f"p{uuid.uuid4().hex[:12]}{i}", "long enough", None)
+        players.append(session.player)
+    tables: list[str] = []
+
+    async def play_out(table_id: str) -> None:
+        view = await service.get_table(players[0], table_id)
+        game_id = view.games[-1] if view.games else None
+        if game_id is None:
+            return
+        for _ in range(200):
+            game = await service._load_game(game_id)
+            if game.phase == "ended":
+                return
+            for seat in game.seats:
+                pid = seat.info.player_id
+                who = next((p for p in players if p.player_id == pid), None)
+                if who is None or not seat.playing:
+                    continue
+                try:
+                    if (
+                        game.phase == "choosing"
+                        and game.pending
+                        and game.pending.seat == seat.number
+                    ):
+                        move: Any = ChooseStem(stem=1, move_id=uuid.uuid4().hex)
+                    elif game.phase == "picking" and seat.confirmed is None:
+                        move = Confirm(bee=seat.hand[0], move_id=uuid.uuid4().hex)
+                    else:
+                        continue
+                    await service.submit_move(who, game_id, move)
+                except RuleViolation:
+                    pass
+                game = await service._load_game(game_id)
+
+    async def abandon(table_id: str) -> None:
+        for _ in range(4):
+            view = await service.get_table(players[0], table_id)
+            if not view.games:
+                return
+            game = await service._load_game(view.games[-1])
+            if game.phase == "ended" or game.deadline is None:
+                return
+            clock.now = max(clock.now, game.deadline)
+            while await service.fire_due_timers():
+                pass
+
+    for kind, who, which in operations:
+        player = players[who]
+        table_id = tables[which] if which < len(tables) else None
+        try:
+            if kind == "open":
+                clock_settings = ClockSettings(turn_seconds=20, choice_seconds=10)
+                view = await service.create_table(player, 3, which, clock_settings)
+                tables.append(view.table_id)
+            elif table_id is None:
+                continue
+            elif kind == "join":
+                await service.join_table(player, table_id, None)
+            elif kind == "leave":
+                await service.leave_table(player, table_id)
+            elif kind == "start":
+                await service.start_game(player, table_id, None)
+            elif kind == "again":
+                await service.play_again(player, table_id, None)
+            elif kind == "fill":  # everyone else tries to sit down
+                for other in players:
+                    if other is not player:
+                        try:
+                            await service.join_table(other, table_id, None)
+                        except RuleViolation as refused:
+                            event(f"refused: {refused.code}")
+            elif kind == "finish":
+                await play_out(table_id)
+            elif kind == "abandon":
+                await abandon(table_id)
+        except RuleViolation as refused:
+            event(f"refused: {refused.code}")  # refused: must change nothing (checked below)
+        else:
+            event(f"done: {kind}")
+        await check_invariant(store, pool, players)
+    settled = await pool.fetch(
+        "select distinct type from events where stream = any($1::text[])",
+        [f"table-{t}" for t in tables],
+    )
+    for row in settled:
+        event(f"table event: {row['type']}")
+    for row in await pool.fetch(
+        "select data->>'reason' as reason from events"
+        " where type = 'pot_settled' and stream = any($1::text[])",
+        [f"table-{t}" for t in tables],
+    ):
+        event(f"pot settled: {row['reason']}")
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+@given(
+    stake=st.sampled_from([50, 300, 700]),
+    operations=st.lists(operation, min_size=8, max_size=24),
+)
+async def test_coins_are_conserved_over_random_table_histories(
+    pool: Pool, stake: int, operations: list[tuple[str, int, int]]
+) -> None:
+    await run(pool, [("open", 0, stake), *operations])  # every history has a table to act on
