@@ -21,6 +21,7 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
+from service.codec import TaggedCodec, tag_of
 from service.rules.errors import IllegalMove
 
 SIGN_UP_COINS = 1_000
@@ -196,19 +197,16 @@ def reward(won: bool) -> tuple[int, int]:
     return (FINISH_COINS + (WIN_COINS if won else 0), FINISH_XP + (WIN_XP if won else 0))
 
 
-_encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(WalletEventUnion)
+_codec: TaggedCodec[WalletEventUnion] = TaggedCodec(WalletEventUnion)
 
 
 def encode_wallet_event(event: WalletEvent) -> bytes:
-    return _encoder.encode(event)
+    return _codec.encode(event)
 
 
 def decode_wallet_event(data: bytes | str) -> WalletEventUnion:
-    return _decoder.decode(data)
+    return _codec.decode(data)
 
 
 def wallet_event_type(event: WalletEvent) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
+    return tag_of(event)

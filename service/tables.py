@@ -16,6 +16,7 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
+from service.codec import TaggedCodec, tag_of
 from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.rules.errors import IllegalMove, InvalidMove
 from service.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
@@ -458,19 +459,16 @@ def decide_contribute(state: TableState, player_id: str, seed: str) -> list[Tabl
 
 # --- encoding --------------------------------------------------------------------------------
 
-_encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(TableEventUnion)
+_codec: TaggedCodec[TableEventUnion] = TaggedCodec(TableEventUnion)
 
 
 def encode_table_event(event: TableEvent) -> bytes:
-    return _encoder.encode(event)
+    return _codec.encode(event)
 
 
 def decode_table_event(data: bytes | str) -> TableEventUnion:
-    return _decoder.decode(data)
+    return _codec.decode(data)
 
 
 def table_event_type(event: TableEvent) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
+    return tag_of(event)

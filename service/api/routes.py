@@ -165,6 +165,41 @@ TABLE_STREAM_DESCRIPTION = (
 )
 
 
+StreamAfter = Annotated[
+    int | None,
+    QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
+]
+LastEventId = Annotated[
+    int | None,
+    HeaderParameter(
+        name="Last-Event-ID",
+        ge=0,
+        le=2**31 - 1,
+        description="Sent by EventSource on reconnect; wins over `after`",
+    ),
+]
+
+
+def _stream_responses(description: str) -> dict[int, ResponseSpec]:
+    return {
+        200: ResponseSpec(
+            data_container=SseMessage,
+            description=description,
+            media_type="text/event-stream",
+            generate_examples=False,
+        ),
+        **responses(400, 401, 403, 404, 503),
+    }
+
+
+def _server_sent(events: AsyncIterator[VisibleEvent | None]) -> ServerSentEvent:
+    async def messages() -> AsyncIterator[ServerSentEventMessage]:
+        async for event in events:
+            yield _sse_message(event)
+
+    return ServerSentEvent(messages())
+
+
 def _sse_message(event: VisibleEvent | None) -> ServerSentEventMessage:
     if event is None:
         return ServerSentEventMessage(data=None, comment="heartbeat")
@@ -369,15 +404,7 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/stream",
         operation_id="streamTableEvents",
         opt={NO_ACCESS_LOG: True},
-        responses={
-            200: ResponseSpec(
-                data_container=SseMessage,
-                description=TABLE_STREAM_DESCRIPTION,
-                media_type="text/event-stream",
-                generate_examples=False,
-            ),
-            **responses(400, 401, 403, 404, 503),
-        },
+        responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
     )
     async def stream_table_events(
         self,
@@ -385,19 +412,8 @@ class TableController(Controller):
         service: Service,
         player: Caller,
         state: State,
-        after: Annotated[
-            int | None,
-            QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
-        ] = None,
-        last_event_id: Annotated[
-            int | None,
-            HeaderParameter(
-                name="Last-Event-ID",
-                ge=0,
-                le=2**31 - 1,
-                description="Sent by EventSource on reconnect; wins over `after`",
-            ),
-        ] = None,
+        after: StreamAfter = None,
+        last_event_id: LastEventId = None,
     ) -> ServerSentEvent:
         """Follow a table live: seats taken and freed, host changes, each game opened (its id
         is in the event) and finished, and the table closing."""
@@ -407,11 +423,7 @@ class TableController(Controller):
         )
         log.info("stream opened", table_id=str(table_id), after=start)
 
-        async def messages() -> AsyncIterator[ServerSentEventMessage]:
-            async for event in events:
-                yield _sse_message(event)
-
-        return ServerSentEvent(messages())
+        return _server_sent(events)
 
 
 class GameController(Controller):
@@ -507,15 +519,7 @@ class GameController(Controller):
         "/{game_id:uuid}/stream",
         operation_id="streamGameEvents",
         opt={NO_ACCESS_LOG: True},
-        responses={
-            200: ResponseSpec(
-                data_container=SseMessage,
-                description=STREAM_DESCRIPTION,
-                media_type="text/event-stream",
-                generate_examples=False,
-            ),
-            **responses(400, 401, 403, 404, 503),
-        },
+        responses=_stream_responses(STREAM_DESCRIPTION),
     )
     async def stream_game_events(
         self,
@@ -523,19 +527,8 @@ class GameController(Controller):
         service: Service,
         player: Caller,
         state: State,
-        after: Annotated[
-            int | None,
-            QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
-        ] = None,
-        last_event_id: Annotated[
-            int | None,
-            HeaderParameter(
-                name="Last-Event-ID",
-                ge=0,
-                le=2**31 - 1,
-                description="Sent by EventSource on reconnect; wins over `after`",
-            ),
-        ] = None,
+        after: StreamAfter = None,
+        last_event_id: LastEventId = None,
     ) -> ServerSentEvent:
         """Follow the game live: every event after `after` (or `Last-Event-ID`), as
         listGameEvents shows it, then each new one as it is recorded, by any server instance.
@@ -546,11 +539,7 @@ class GameController(Controller):
         )
         log.info("stream opened", game_id=str(game_id), after=start)
 
-        async def messages() -> AsyncIterator[ServerSentEventMessage]:
-            async for event in events:
-                yield _sse_message(event)
-
-        return ServerSentEvent(messages())
+        return _server_sent(events)
 
 
 @get("/health", operation_id="health", tags=["operations"], responses=responses(503))

@@ -14,6 +14,8 @@ from typing import Literal
 
 import msgspec
 
+from service.codec import TaggedCodec, tag_of
+
 SeatKind = Literal["person", "bee"]
 EndReason = Literal["finished", "last_person_standing", "abandoned"]
 # Who chose the stem a too-low bee took: its player; the rule (a bee player's bee, or a leaver's);
@@ -196,19 +198,16 @@ EVENT_TYPES: tuple[type[GameEvent], ...] = (
     DealRevealed,
 )
 
-_encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(Event)
+_codec: TaggedCodec[Event] = TaggedCodec(Event)
 
 
 def encode_event(event: GameEvent) -> bytes:
-    return _encoder.encode(event)
+    return _codec.encode(event)
 
 
 def decode_event(data: bytes | str) -> Event:
-    return _decoder.decode(data)
+    return _codec.decode(data)
 
 
 def event_type(event: GameEvent) -> str:
-    tag = type(event).__struct_config__.tag
-    assert isinstance(tag, str)
-    return tag
+    return tag_of(event)
