@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench documents fuzz
+.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-profile documents fuzz faults leaks
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,25 @@ fmt: $(VENV)/.installed
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
+# Benchmarks (docs/benchmarks.md). Full: online runs of 1, 10 and 100 concurrent games and
+# clock runs of 20 and 200 timed games (~5 min); GAMES=1,10,100,1000 adds the 1000-game run.
 bench: $(VENV)/.installed
-	$(PY) -m service.bench
+	$(PY) -m service.bench $(if $(GAMES),--games $(GAMES))
+
+# A short run for CI (~45 s): 1 and 10 games, 5 s windows, one clock run.
+bench-quick: $(VENV)/.installed
+	$(PY) -m service.bench --quick
+
+# As `bench`, with py-spy sampling the service during each online run (pip install py-spy).
+bench-profile: $(VENV)/.installed
+	$(PY) -m service.bench --profile $(if $(GAMES),--games $(GAMES))
+
+# Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
+# restarted and slowed under the service. `make test` runs a short smoke of the same tests.
+faults: $(VENV)/.installed
+	rm -f $${TMPDIR:-/tmp}/swarm-fault-summary.txt
+	SWARM_FAULTS=full $(PY) -m pytest -q -m fault tests/faults
+	cat $${TMPDIR:-/tmp}/swarm-fault-summary.txt
 
 documents: $(VENV)/.installed
 	$(PY) -m service documents
@@ -41,3 +58,7 @@ documents: $(VENV)/.installed
 # schemathesis at volume: 10,000 generated requests per generation mode.
 fuzz: $(VENV)/.installed
 	SCHEMATHESIS_EXAMPLES=10000 $(PY) -m pytest -q tests/contract/test_schemathesis.py
+
+# The leak test at volume: 200 random online games instead of the 12 in `make test`.
+leaks: $(VENV)/.installed
+	SWARM_LEAK_GAMES=200 $(PY) -m pytest -q tests/e2e/test_online_leaks.py

@@ -29,7 +29,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ import asyncpg
 import httpx
 import psycopg
 
+from service import loadgen
 from service.rules.bees import choose_bee
 from service.rules.engine import GameState, fold
 from service.rules.events import Event, decode_event, encode_event, event_type
@@ -57,13 +58,23 @@ class Settings:
     rebuild_seconds: float  # minimum; whole passes over the stored games
     clients: int  # concurrency K for HTTP and the INSERT baseline
     load_seconds: float  # duration of each HTTP / INSERT run
+    online_games: tuple[int, ...] = (1, 10, 100)  # concurrent online games, one run each
+    online_seconds: float = 20.0  # measured window of each online run
+    clock_games: tuple[int, ...] = (20, 200)  # idle timed games (the clock plays every turn)
 
 
 FULL = Settings(
     engine_seconds=4.0, rebuild_games=200, rebuild_seconds=3.0, clients=8, load_seconds=15.0
 )
 QUICK = Settings(
-    engine_seconds=1.0, rebuild_games=50, rebuild_seconds=1.0, clients=2, load_seconds=4.0
+    engine_seconds=1.0,
+    rebuild_games=50,
+    rebuild_seconds=1.0,
+    clients=2,
+    load_seconds=4.0,
+    online_games=(1, 10),
+    online_seconds=5.0,
+    clock_games=(10,),
 )
 
 
@@ -445,7 +456,9 @@ def machine(url: str) -> dict[str, Any]:
     }
 
 
-async def bench_database(url: str, settings: Settings, results: dict[str, Any]) -> None:
+async def bench_database(
+    url: str, settings: Settings, results: dict[str, Any], profile_dir: Path | None = None
+) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("create table bench_insert (id bigserial primary key, payload jsonb)")
 
@@ -482,6 +495,28 @@ async def bench_database(url: str, settings: Settings, results: dict[str, Any]) 
         server_cpu1, client_cpu1 = server.cpu_seconds(), time.process_time()
         say("INSERT baseline again…")
         after = await bench_insert(url, settings.clients, settings.load_seconds)
+        # The clock runs first: games left over by a saturated online run would disturb them.
+        results["clock"] = []
+        for games in settings.clock_games:
+            say(f"clock: {games} idle games with 1 s turns…")
+            results["clock"].append(await loadgen.clock_run(server.base_url, url, games))
+        online = []
+        for games in settings.online_games:
+            say(f"online: {games} concurrent games, {settings.online_seconds} s…")
+            raw = profile_dir / f"profile-{games}.txt" if profile_dir and games > 1 else None
+            run = await loadgen.online_run(
+                server.base_url,
+                server.process.pid,
+                games,
+                settings.online_seconds,
+                profile=raw,
+            )
+            if raw is not None and raw.exists():
+                run["profile"] = loadgen.summarise_profile(raw)
+            online.append(run)
+        results["online"] = online
+        say("audit of an 8-seat export…")
+        results["audit"] = await loadgen.audit_run(server.base_url)
     finally:
         code = server.stop()
     insert_rate = (before.ops + after.ops) / (before.seconds + after.seconds)
@@ -502,6 +537,8 @@ async def bench_database(url: str, settings: Settings, results: dict[str, Any]) 
     results["ratio_http_moves_to_insert_commits"] = round(
         (http.ops / http.seconds) / insert_rate, 4
     )
+    for run in results.get("online", []):
+        run["fraction_of_insert_commits"] = round(run["moves_per_s"] / insert_rate, 4)
     problems = server.problems()
     # uvicorn shuts down gracefully on SIGTERM, then re-raises it: -15 is a clean stop.
     clean = code in (0, -signal.SIGTERM) and "Finished server process" in server.tail(5)
@@ -575,6 +612,41 @@ def print_table(results: dict[str, Any]) -> None:
                 f"(of {h['seconds']:.1f} s wall, {m['cores']} cores)",
             )
         )
+    for o in results.get("online", []):
+        lat = o["submit_move_ms"]
+        rows.append(
+            (
+                f"online, {o['games']} games",
+                f"{o['moves_per_s']:.1f} moves/s",
+                f"submitMove p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms; "
+                f"{o.get('fraction_of_insert_commits', 0):.3f} of INSERT/s; "
+                f"SSE p50 {o['sse_ms']['p50']} p99 {o['sse_ms']['p99']} ms, gaps {o['sse_gaps']}; "
+                f"RSS {o['rss_kib_per_game']} KiB/game; errors {sum(o['errors'].values())}; "
+                f"CPU s service {o['cpu_s']['service']} loadgen {o['cpu_s']['loadgen']} "
+                f"rest {o['cpu_s']['rest']} of {o['cpu_s']['of']}",
+            )
+        )
+    for c in results.get("clock", []):
+        late = c["late_ms"]
+        rows.append(
+            (
+                f"clock, {c['games']} idle games",
+                f"{c['expiries']} expiries",
+                f"late p50 {late['p50']} p99 {late['p99']} max {late['max']} ms; "
+                f"revealed twice {c['turns_revealed_twice']}; ended {c['games_ended']}; "
+                f"SSE p50 {c['sse_ms']['p50']} p99 {c['sse_ms']['p99']} ms",
+            )
+        )
+    if "audit" in results:
+        a = results["audit"]
+        rows.append(
+            (
+                f"audit, {a['players']}-seat export",
+                f"{a['audits_per_s']:.1f} audits/s",
+                f"{a['events']} events, {a['export_bytes']} bytes; CLI {a['cli_s']} s "
+                f"(exit {a['cli_exit_code']}); audit() {a['audit_fn_ms']} ms",
+            )
+        )
     width = max(len(r[0]) for r in rows)
     rate_width = max(len(r[1]) for r in rows)
     for name, rate, note in rows:
@@ -596,8 +668,23 @@ def print_table(results: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m service.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds each")
+    parser.add_argument(
+        "--games", help="concurrent online games per run, comma-separated (e.g. 1,10,100,1000)"
+    )
+    parser.add_argument("--clock-games", help="idle timed games per clock run (e.g. 20,200)")
+    parser.add_argument("--seconds", type=float, help="measured window of each online run")
+    parser.add_argument(
+        "--profile", action="store_true", help="py-spy the service during online runs (>1 game)"
+    )
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
+    if args.games:
+        settings = replace(settings, online_games=tuple(int(g) for g in args.games.split(",")))
+    if args.clock_games:
+        settings = replace(settings, clock_games=tuple(int(g) for g in args.clock_games.split(",")))
+    if args.seconds:
+        settings = replace(settings, online_seconds=args.seconds)
+    profile_dir = Path(tempfile.mkdtemp(prefix="swarm-profile-")) if args.profile else None
     started = time.perf_counter()
 
     server_url = provide_database_url()
@@ -614,7 +701,7 @@ def main(argv: list[str] | None = None) -> int:
         migrate(url)
         say("rules engine…")
         results["engine"] = [bench_engine(players, settings.engine_seconds) for players in (4, 8)]
-        asyncio.run(bench_database(url, settings, results))
+        asyncio.run(bench_database(url, settings, results, profile_dir))
     finally:
         drop_database(server_url, name)
     results["total_seconds"] = round(time.perf_counter() - started, 1)

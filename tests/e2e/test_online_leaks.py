@@ -38,7 +38,7 @@ from tests.e2e.test_online_streams import StreamFollower, following
 from tests.e2e.test_streams import TIMEOUT, _serve
 
 SEED = int(os.environ.get("SWARM_LEAK_SEED", "1729"))  # another seed explores other games
-GAMES = 12
+GAMES = int(os.environ.get("SWARM_LEAK_GAMES", "12"))  # `make leaks` runs more
 OVERALL = 60.0
 UNTIMED = {"turn_seconds": 600, "choice_seconds": 600}
 
