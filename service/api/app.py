@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import uuid
 from collections.abc import AsyncIterator
@@ -16,11 +17,12 @@ from typing import Any
 
 import msgspec
 import structlog
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.enums import ScopeType
 from litestar.logging.config import StructLoggingConfig
 from litestar.middleware.logging import LoggingMiddlewareConfig
+from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -59,6 +61,30 @@ MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 41
 MAX_IN_FLIGHT = int(os.environ.get("SWARM_MAX_IN_FLIGHT", "256"))
 # Open Server-Sent Events streams per instance (each is a task and a re-read per wake-up).
 MAX_STREAMS = int(os.environ.get("SWARM_MAX_STREAMS", "10000"))
+# Requests a second per bearer token (or per client address without one), per instance; 0 turns
+# the limit off. Generous for play (a person makes a few moves a second at most), it stops a
+# client hammering the service. The streams and /health are not counted.
+RATE_LIMIT_PER_SECOND = int(os.environ.get("SWARM_RATE_LIMIT", "200"))
+
+
+def rate_limit_identity(request: Request[Any, Any, Any]) -> str:
+    """Count by bearer token (hashed, so the store never holds one), else by client address."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return "token:" + hashlib.sha256(token.strip().encode()).hexdigest()
+    return "addr:" + (request.client.host if request.client else "unknown")
+
+
+def rate_limit(per_second: int) -> list[Any]:
+    if per_second <= 0:
+        return []
+    config = RateLimitConfig(
+        rate_limit=("second", per_second),
+        identifier_for_request=rate_limit_identity,
+        exclude=["/health", r"/games/[^/]+/stream", r"/tables/[^/]+/stream", "/docs"],
+    )
+    return [config.middleware]
+
 
 _OVERLOADED_BODY = msgspec.json.encode(
     {
@@ -142,6 +168,7 @@ def create_app(
     clock: Clock = system_clock,
     server_seeds: ServerSeeds = secure_server_seed,
     run_clock: bool = True,
+    rate_limit_per_second: int = RATE_LIMIT_PER_SECOND,
     pool_size: int = 10,
     stream_heartbeat: float = 15.0,
 ) -> Litestar:
@@ -205,7 +232,7 @@ def create_app(
             ),
         ],
         exception_handlers=exception_handlers,
-        middleware=[request_id_middleware, in_flight_limit],
+        middleware=[request_id_middleware, in_flight_limit, *rate_limit(rate_limit_per_second)],
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=OpenAPIConfig(
             title="Swarm",
