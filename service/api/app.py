@@ -1,7 +1,7 @@
 """The composition root: settings → pool → event store → game service → Litestar app.
 
 `create_app()` builds nothing that needs the database; the pool opens in the lifespan, so the
-OpenAPI document can be exported without one (`python -m service openapi`).
+OpenAPI document can be exported without one (`python -m service documents`).
 """
 
 from __future__ import annotations
