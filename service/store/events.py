@@ -102,13 +102,24 @@ select pg_advisory_xact_lock($1),
        array(select d::jsonb::text from unnest($2::text[]) with ordinality as u(d, n) order by n)
 """
 
+# One round trip under the append lock for the events, the idempotency record and the wake-ups:
+# data-modifying CTEs always run, and `woken` runs because the result refers to it.
 _INSERT_EVENTS = f"""
-insert into events (stream, version, type, data, hash, metadata)
-select e.stream, e.version, e.type, e.data::jsonb, e.hash, $6::text::jsonb
-from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::bytea[])
-     with ordinality as e(stream, version, type, data, hash, n)
-order by e.n
-returning {_COLUMNS}
+with inserted as (
+    insert into events (stream, version, type, data, hash, metadata)
+    select e.stream, e.version, e.type, e.data::jsonb, e.hash, $6::text::jsonb
+    from unnest($1::text[], $2::integer[], $3::text[], $4::text[], $5::bytea[])
+         with ordinality as e(stream, version, type, data, hash, n)
+    order by e.n
+    returning {_COLUMNS}
+), recorded as (
+    insert into processed_commands (stream, command_id, version)
+    select $7::text, $8::text, $9::integer where $8::text is not null
+), woken as (
+    select count(pg_notify('{WAKEUP_CHANNEL}', s)) as n
+    from (select distinct stream as s from inserted) as streams
+)
+select inserted.* from inserted, woken order by position
 """
 
 # Each existing stream's head: its last version and that event's hash.
@@ -122,7 +133,6 @@ _STREAM_VERSION = "select coalesce(max(version), 0) from events where stream = $
 
 _COMMAND_VERSION = "select version from processed_commands where stream = $1 and command_id = $2"
 
-_NOTIFY = f"select pg_notify('{WAKEUP_CHANNEL}', s) from unnest($1::text[]) as s"
 
 _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = b"{}"
@@ -217,41 +227,59 @@ class EventStore:
         )
 
         async with self._pool.acquire() as conn:
+            if command is not None:
+                # Outside the append lock: a repeat of an old command is answered at once. Two
+                # copies racing past this both reach the lock; the second then finds its stream
+                # moved on and, looking again under the lock, the first copy's record (or trips
+                # the primary key of processed_commands, mapped to DuplicateCommand below).
+                done = await conn.fetchval(_COMMAND_VERSION, *command)
+                if done is not None:
+                    raise DuplicateCommand(command[0], command[1], done)
             try:
                 async with conn.transaction():
                     stored_data: list[str] = await conn.fetchval(
                         _LOCK_AND_NORMALISE, APPEND_LOCK_KEY, d_col, column=1
                     )
-                    if command is not None:
-                        done = await conn.fetchval(_COMMAND_VERSION, *command)
-                        if done is not None:
-                            raise DuplicateCommand(command[0], command[1], done)
                     heads: dict[str, tuple[int, bytes | None]] = {
                         r[0]: (r[1], r[2]) for r in await conn.fetch(_STREAM_HEADS, streams)
                     }
                     for a in appends:
                         actual = heads.get(a.stream, (0, None))[0]
                         if actual != a.expected_version:
+                            if command is not None:
+                                # Only on this slow path: a copy of this command that raced us
+                                # here may be what moved the stream on.
+                                done = await conn.fetchval(_COMMAND_VERSION, *command)
+                                if done is not None:
+                                    raise DuplicateCommand(command[0], command[1], done)
                             raise ConcurrencyConflict(a.stream, a.expected_version, actual)
                     h_col = _chain_hashes(heads, s_col, v_col, t_col, stored_data)
-                    rows = (
-                        await conn.fetch(
-                            _INSERT_EVENTS, s_col, v_col, t_col, stored_data, h_col, meta_text
-                        )
-                        if s_col
-                        else []
-                    )
+                    command_row = command or (None, None)
                     if s_col:
-                        # Delivered to listeners only on commit: a wake-up, never the data.
-                        await conn.execute(_NOTIFY, [a.stream for a in appends if a.events])
-                    if command is not None:
-                        await conn.execute(
-                            "insert into processed_commands (stream, command_id, version)"
-                            " values ($1, $2, $3)",
-                            command[0],
-                            command[1],
+                        # Events, the command's record and the wake-ups (delivered to listeners
+                        # only on commit: a wake-up, never the data) in one round trip.
+                        rows = await conn.fetch(
+                            _INSERT_EVENTS,
+                            s_col,
+                            v_col,
+                            t_col,
+                            stored_data,
+                            h_col,
+                            meta_text,
+                            command_row[0],
+                            command_row[1],
                             command_version,
                         )
+                    else:
+                        rows = []
+                        if command is not None:
+                            await conn.execute(
+                                "insert into processed_commands (stream, command_id, version)"
+                                " values ($1, $2, $3)",
+                                command[0],
+                                command[1],
+                                command_version,
+                            )
                     for sql, args in also:
                         await conn.execute(sql, *args)
             except asyncpg.UniqueViolationError as exc:
