@@ -79,6 +79,10 @@ class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
     client_seed: SeedHex | None = None
 
 
+def _seed_of(data: OptionalSeedIn | None) -> str | None:
+    return data.client_seed if data is not None else None
+
+
 class LobbyPage(msgspec.Struct):
     tables: list[LobbyEntry]
     limit: int
@@ -310,9 +314,7 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return await service.join_table(
-            player, str(table_id), data.client_seed if data is not None else None
-        )
+        return await service.join_table(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -343,9 +345,7 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """The host starts the first game with at least two people seated."""
-        return await service.start_game(
-            player, str(table_id), data.client_seed if data is not None else None
-        )
+        return await service.start_game(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/bees",
@@ -362,9 +362,7 @@ class TableController(Controller):
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
         players (Buzz, Bumble, … in that order) and the game starts at once."""
-        return await service.fill_with_bees(
-            player, str(table_id), data.client_seed if data is not None else None
-        )
+        return await service.fill_with_bees(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/games",
@@ -382,9 +380,7 @@ class TableController(Controller):
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return await service.play_again(
-            player, str(table_id), data.client_seed if data is not None else None
-        )
+        return await service.play_again(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/seed",

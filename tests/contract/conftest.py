@@ -1,44 +1,14 @@
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
-import uvicorn
 
 from service.api.app import create_app
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.live_server import serve
 
 
 @pytest.fixture(scope="session")
 def live_server(database_url: str) -> Iterator[str]:
     """The real app served by uvicorn on a loopback port, in a thread of this process."""
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(database_url), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    else:  # pragma: no cover
-        raise RuntimeError("the live server did not start")
-    yield base
-    server.should_exit = True
-    thread.join(timeout=10)
+    yield from serve(create_app(database_url))

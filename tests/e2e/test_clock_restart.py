@@ -4,7 +4,6 @@ turn resolves (late, but once). A real process and a real clock with 1-second tu
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,17 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+from tests.live_server import free_port
 
 
 class Server:
     def __init__(self, database_url: str, log: Path) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "DATABASE_URL": database_url}
         self.log = log

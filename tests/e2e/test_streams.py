@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -18,42 +16,17 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from service.api.app import create_app
+from tests.live_server import serve
 
 PROMPT = 5.0  # seconds an event may take to reach a follower
 TIMEOUT = httpx.Timeout(10.0)
 
 
 def _serve(database_url: str, heartbeat: float) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    config = uvicorn.Config(
-        create_app(database_url, stream_heartbeat=heartbeat),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    else:  # pragma: no cover
-        raise RuntimeError("the stream test server did not start")
-    yield base
-    server.should_exit = True
-    thread.join(timeout=10)
+    app = create_app(database_url, stream_heartbeat=heartbeat)
+    yield from serve(app, timeout_graceful_shutdown=2)
 
 
 @pytest.fixture(scope="module")

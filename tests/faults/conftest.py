@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,15 +27,9 @@ import pytest
 
 from service.store import database
 from service.store.migrate import migrate
+from tests.live_server import free_port
 
 FULL = os.environ.get("SWARM_FAULTS") == "full"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def summary(name: str, **figures: Any) -> None:
