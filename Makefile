@@ -35,15 +35,15 @@ fmt: $(VENV)/.installed
 # Benchmarks (docs/benchmarks.md). Full: online runs of 1, 10 and 100 concurrent games and
 # clock runs of 20 and 200 timed games (~5 min); GAMES=1,10,100,1000 adds the 1000-game run.
 bench: $(VENV)/.installed
-	$(PY) -m service.bench $(if $(GAMES),--games $(GAMES))
+	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
 
 # A short run for CI (~45 s): 1 and 10 games, 5 s windows, one clock run.
 bench-quick: $(VENV)/.installed
-	$(PY) -m service.bench --quick
+	$(PY) -m tests.bench.bench --quick
 
 # As `bench`, with py-spy sampling the service during each online run (pip install py-spy).
 bench-profile: $(VENV)/.installed
-	$(PY) -m service.bench --profile $(if $(GAMES),--games $(GAMES))
+	$(PY) -m tests.bench.bench --profile $(if $(GAMES),--games $(GAMES))
 
 # Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
 # restarted and slowed under the service. `make test` runs a short smoke of the same tests.

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "audit":
-        from service.audit import main as audit_main
+        from service.domain.audit import main as audit_main
 
         return audit_main(args.source, token=args.token)
 

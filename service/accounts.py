@@ -33,16 +33,7 @@ import structlog
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from service.games import (
-    TOKEN_LIFETIME,
-    Clock,
-    NotFound,
-    Player,
-    Unauthorized,
-    system_clock,
-    token_hash,
-)
-from service.ledger import (
+from service.domain.ledger import (
     BADGES,
     SIGN_UP_COINS,
     CoinsGranted,
@@ -52,10 +43,19 @@ from service.ledger import (
     evolve_wallet,
     wallet_event_type,
 )
-from service.projections import stats_row, wallet_row
-from service.rules.errors import IllegalMove, InvalidMove
+from service.domain.rules.errors import IllegalMove, InvalidMove
+from service.games import (
+    TOKEN_LIFETIME,
+    Clock,
+    NotFound,
+    Player,
+    Unauthorized,
+    system_clock,
+    token_hash,
+)
 from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
 from service.store.pool import Pool
+from service.store.projections import stats_row, wallet_row
 
 log = structlog.get_logger(__name__)
 

@@ -2,7 +2,7 @@
 
 This layer owns the streams: `player-<id>` (a guest's name), `table-<id>` (seats and the games
 dealt there) and `game-<id>` (every move). It never hides a rule of its own: the rules are in
-`service.rules`, and what a caller may see is in `service.views`.
+`service.domain.rules`, and what a caller may see is in `service.domain.views`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 import structlog
 
-from service import fairness
-from service.audit import FORMAT as EXPORT_FORMAT
-from service.audit import AuditReport, ExportedEvent, FairnessRecord, GameExport, audit
-from service.ledger import (
+from service.domain import fairness
+from service.domain.audit import FORMAT as EXPORT_FORMAT
+from service.domain.audit import AuditReport, ExportedEvent, FairnessRecord, GameExport, audit
+from service.domain.ledger import (
     CoinsGranted,
     GameRecord,
     PlayerStats,
@@ -41,11 +41,10 @@ from service.ledger import (
     split_pot,
     wallet_event_type,
 )
-from service.projections import stats_row, wallet_row
-from service.rules import errors as rule_errors
-from service.rules.bees import BEE_NAMES, bee_commands
-from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
-from service.rules.commands import (
+from service.domain.rules import errors as rule_errors
+from service.domain.rules.bees import BEE_NAMES, bee_commands
+from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     ExpireClock,
@@ -54,8 +53,8 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.engine import GameState, decide, evolve, fold, initial_state
-from service.rules.events import (
+from service.domain.rules.engine import GameState, decide, evolve, fold, initial_state
+from service.domain.rules.events import (
     ClockSettings,
     DealCommitted,
     DealProof,
@@ -71,17 +70,7 @@ from service.rules.events import (
     encode_event,
     event_type,
 )
-from service.store.events import (
-    ConcurrencyConflict,
-    DuplicateCommand,
-    EventStore,
-    NewEvent,
-    RecordedEvent,
-    StreamAppend,
-)
-from service.store.pool import Pool
-from service.store.wakeups import Wakeups
-from service.tables import (
+from service.domain.tables import (
     GameFinished,
     GameOpened,
     GamePrepared,
@@ -108,7 +97,18 @@ from service.tables import (
     should_start_when_full,
     table_event_type,
 )
-from service.views import GameView, game_view, visible_event
+from service.domain.views import GameView, game_view, visible_event
+from service.store.events import (
+    ConcurrencyConflict,
+    DuplicateCommand,
+    EventStore,
+    NewEvent,
+    RecordedEvent,
+    StreamAppend,
+)
+from service.store.pool import Pool
+from service.store.projections import stats_row, wallet_row
+from service.store.wakeups import Wakeups
 
 log = structlog.get_logger(__name__)
 

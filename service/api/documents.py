@@ -14,11 +14,11 @@ import msgspec
 from litestar.serialization import encode_json
 
 from service.api.app import create_app
-from service.audit import GameExport
+from service.domain.audit import GameExport
+from service.domain.rules.commands import Command
+from service.domain.rules.events import Event
+from service.domain.tables import TableEventUnion
 from service.games import AnyMove
-from service.rules.commands import Command
-from service.rules.events import Event
-from service.tables import TableEventUnion
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -16,10 +16,10 @@ from litestar.exceptions import HTTPException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
+from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
+from service.domain.tables import NotPermitted
 from service.games import Conflict, Forbidden, NotFound, Unauthorized
-from service.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.store.events import ConcurrencyConflict
-from service.tables import NotPermitted
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = structlog.get_logger(__name__)

@@ -19,7 +19,9 @@ from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.problems import responses
-from service.audit import GameExport
+from service.domain.audit import GameExport
+from service.domain.rules.events import ClockSettings
+from service.domain.views import GameView
 from service.games import (
     AnyMove,
     GameService,
@@ -29,8 +31,6 @@ from service.games import (
     Unauthorized,
     VisibleEvent,
 )
-from service.rules.events import ClockSettings
-from service.views import GameView
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]

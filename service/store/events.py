@@ -16,10 +16,11 @@ Design (after pyeventsourcing's ``eventsourcing/postgres.py`` and message-db's
 * Every append also runs ``pg_notify('swarm_events', <stream>)`` per stream written, inside the
   transaction, so listeners (``service/store/wakeups.py``) wake only after the commit.
 * Every event carries ``hash``, SHA-256 chained to the previous event of its stream
-  (``service/chain.py``). It is computed in the append transaction, under the append lock, from the
-  stream's stored head hash, so concurrent writers cannot fork a chain. What is hashed is the data
-  as ``jsonb`` stores it: the caller's JSON is normalised through ``jsonb`` in the lock statement
-  itself (no extra round trip), so ``verify_stream`` recomputes the same bytes from ``data::text``.
+  (``service/domain/chain.py``). It is computed in the append transaction, under the append
+  lock, from the stream's stored head hash, so concurrent writers cannot fork a chain. What is
+  hashed is the data as ``jsonb`` stores it: the caller's JSON is normalised through ``jsonb``
+  in the lock statement itself (no extra round trip), so ``verify_stream`` recomputes the same
+  bytes from ``data::text``.
 * JSON stays text across the wire: callers pass encoded JSON bytes in, get ``data::text`` bytes
   out. asyncpg never decodes jsonb for us, so nothing is decoded twice.
 """
@@ -33,7 +34,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
-from service import chain
+from service.domain import chain
 from service.store.pool import Pool
 
 # LISTEN/NOTIFY channel: each append notifies the names of the streams it wrote to (see
@@ -66,7 +67,9 @@ class RecordedEvent(msgspec.Struct, frozen=True):
     data: bytes  # raw JSON bytes as stored (jsonb::text, so normalised by PostgreSQL)
     metadata: dict[str, Any]
     recorded_at: datetime
-    hash: bytes = b""  # the chain hash (service/chain.py); empty for rows older than the chain
+    hash: bytes = (
+        b""  # the chain hash (service/domain/chain.py); empty for rows older than the chain
+    )
 
 
 class ConcurrencyConflict(Exception):
@@ -96,7 +99,7 @@ class DuplicateCommand(Exception):
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash"
 
 # Takes the append lock and, in the same round trip, returns the event data as jsonb will store it
-# (the text the chain hashes, see service/chain.py).
+# (the text the chain hashes, see service/domain/chain.py).
 _LOCK_AND_NORMALISE = """
 select pg_advisory_xact_lock($1),
        array(select d::jsonb::text from unnest($2::text[]) with ordinality as u(d, n) order by n)
@@ -325,7 +328,7 @@ class EventStore:
     async def verify_stream(
         self, stream: str, *, anchors: Mapping[int, bytes] | None = None
     ) -> chain.ChainVerdict:
-        """Recompute the hash chain of ``stream`` (see ``service.chain.verify_chain``).
+        """Recompute the hash chain of ``stream`` (see ``service.domain.chain.verify_chain``).
 
         ``anchors`` are hashes by version known from outside the database: only they catch a
         removed tail or a suffix rewritten with recomputed hashes.

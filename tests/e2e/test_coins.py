@@ -7,7 +7,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from service.ledger import SIGN_UP_COINS, WalletState, decode_wallet_event, evolve_wallet
+from service.domain.ledger import SIGN_UP_COINS, WalletState, decode_wallet_event, evolve_wallet
 from service.store.events import EventStore
 from service.store.pool import Pool
 from tests.e2e.api_client import Api, play_online_to_the_end

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service import fairness
+from service.domain import fairness
 from tests.e2e.api_client import Api, first_of, play_online_to_the_end
 from tests.e2e.test_solo_api import assert_problem
 

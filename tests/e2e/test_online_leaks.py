@@ -77,7 +77,7 @@ def bees_in(value: Any, bee_field: bool = False) -> set[int]:
 
 
 def redacted(event: dict[str, Any], me: int) -> dict[str, Any]:
-    """A final-log event as `me` must have seen it before the end (service.views' rules)."""
+    """A final-log event as `me` must have seen it before the end (service.domain.views' rules)."""
     event = copy.deepcopy(event)
     data = event["data"]
     if event["type"] == "game_started":

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from service.accounts import Accounts
+from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
+from service.domain.rules.errors import RuleViolation
+from service.domain.rules.events import ClockSettings
 from service.games import ChooseStem, Confirm, GameService, Player
-from service.ledger import WalletState, decode_wallet_event, evolve_wallet
-from service.rules.errors import RuleViolation
-from service.rules.events import ClockSettings
 from service.store.events import EventStore
 from service.store.pool import Pool
 

@@ -17,7 +17,7 @@ import asyncpg
 import msgspec
 import pytest
 
-from service import chain
+from service.domain import chain
 from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
 
 

@@ -15,7 +15,7 @@ from service.accounts import (
     seconds_until,
     sign_up_wallet,
 )
-from service.ledger import BADGES, SIGN_UP_COINS, WalletState
+from service.domain.ledger import BADGES, SIGN_UP_COINS, WalletState
 
 
 @pytest.mark.parametrize(

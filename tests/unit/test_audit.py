@@ -1,8 +1,9 @@
-"""The game audit (service/audit.py) on exports built here, with no database.
+"""The game audit (service/domain/audit.py) on exports built here, with no database.
 
-`honest_export` deals a game by the fair scheme (service/fairness.py), plays it through the rules
-engine the way the service does (each HTTP move is one `decide`, then the bee players pick), hashes
-the events into the stream's chain (service/chain.py) and wraps them in `swarm-game-export/1`.
+`honest_export` deals a game by the fair scheme (service/domain/fairness.py), plays it through the
+rules engine the way the service does (each HTTP move is one `decide`, then the bee players pick),
+hashes the events into the stream's chain (service/domain/chain.py) and wraps them in
+`swarm-game-export/1`.
 Each tampering test then changes one thing and checks which step catches it, and where.
 """
 
@@ -27,12 +28,12 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from service import fairness
 from service.__main__ import main as service_main
-from service.audit import STEP_NAMES, AuditReport, audit, audit_document
-from service.chain import GENESIS, canonical_json, event_hash
-from service.rules.bees import bee_commands
-from service.rules.commands import (
+from service.domain import fairness
+from service.domain.audit import STEP_NAMES, AuditReport, audit, audit_document
+from service.domain.chain import GENESIS, canonical_json, event_hash
+from service.domain.rules.bees import bee_commands
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     ExpireClock,
@@ -41,8 +42,8 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.engine import decide, evolve, initial_state
-from service.rules.events import (
+from service.domain.rules.engine import decide, evolve, initial_state
+from service.domain.rules.events import (
     ClockSettings,
     DealCommitted,
     DealProof,

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from service.rules.bees import BEE_NAMES, BeeView, bee_commands, choose_bee, view_for
-from service.rules.cards import deck
-from service.rules.commands import ConfirmPick, StartGame, TakeStem
-from service.rules.engine import GameState, cheapest_stem, decide, fold, initial_state
-from service.rules.simulate import bee_seats, heuristic_vs_random
+from service.domain.rules.bees import BEE_NAMES, BeeView, bee_commands, choose_bee, view_for
+from service.domain.rules.cards import deck
+from service.domain.rules.commands import ConfirmPick, StartGame, TakeStem
+from service.domain.rules.engine import GameState, cheapest_stem, decide, fold, initial_state
+from service.domain.rules.simulate import bee_seats, heuristic_vs_random
 
 
 def test_rule_bees_are_named_buzz_bumble_honey_clover_pollen_nectar_waggle_in_order() -> None:

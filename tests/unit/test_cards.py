@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.rules.cards import deck, deck_size, pile_stings, stings, total_stings
+from service.domain.rules.cards import deck, deck_size, pile_stings, stings, total_stings
 
 # Seed §2, copied literally ("–" means none).
 SEED_STINGS_TABLE = """

@@ -1,5 +1,5 @@
-"""The hash chain of a stream (service/chain.py): layout, canonical JSON, and what verification
-catches."""
+"""The hash chain of a stream (service/domain/chain.py): layout, canonical JSON, and what
+verification catches."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import msgspec
 import pytest
 
-from service.chain import (
+from service.domain.chain import (
     GENESIS,
     ChainLink,
     canonical_json,

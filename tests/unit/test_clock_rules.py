@@ -29,9 +29,9 @@ from hypothesis import given as hypothesis_given
 from hypothesis import settings
 from msgspec.structs import replace
 
-from service.rules.bees import bee_commands
-from service.rules.cards import TURNS, pile_stings, total_stings
-from service.rules.commands import (
+from service.domain.rules.bees import bee_commands
+from service.domain.rules.cards import TURNS, pile_stings, total_stings
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     ExpireClock,
@@ -40,7 +40,7 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.engine import (
+from service.domain.rules.engine import (
     IDLE_TURNS_TO_ABANDON,
     GameState,
     awaiting,
@@ -51,7 +51,7 @@ from service.rules.engine import (
     initial_state,
     is_terminal,
 )
-from service.rules.events import (
+from service.domain.rules.events import (
     BeeLanded,
     BeeTapped,
     ClockSettings,

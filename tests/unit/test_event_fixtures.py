@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from service.rules.events import (
+from service.domain.rules.events import (
     EVENT_TYPES,
     BeeLanded,
     BeeTapped,

@@ -1,4 +1,4 @@
-"""The provably fair deal (service/fairness.py, docs/fairness.md).
+"""The provably fair deal (service/domain/fairness.py, docs/fairness.md).
 
 The test vectors are read from docs/fairness.md itself, so the document cannot drift from the code.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from service import fairness
-from service.fairness import (
+from service.domain import fairness
+from service.domain.fairness import (
     SCHEME_VERSION,
     STEP_NAMES,
     Published,
@@ -37,10 +37,10 @@ from service.fairness import (
     verified,
     verify,
 )
-from service.rules.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, deck
-from service.rules.commands import StartGame
-from service.rules.engine import decide, initial_state
-from service.rules.events import GameStarted, SeatInfo
+from service.domain.rules.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, deck
+from service.domain.rules.commands import StartGame
+from service.domain.rules.engine import decide, initial_state
+from service.domain.rules.events import GameStarted, SeatInfo
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from service.ledger import (
+from service.domain.ledger import (
     BIG_TAKE_STINGS,
     SIGN_UP_COINS,
     CoinsGranted,

@@ -13,10 +13,17 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.rules.bees import BEE_NAMES, choose_bee, view_for
-from service.rules.cards import STEM_CAPACITY, TURNS, deck, pile_stings, total_stings
-from service.rules.commands import Command, ConfirmPick, LeaveGame, StartGame, TakeStem, TapBee
-from service.rules.engine import (
+from service.domain.rules.bees import BEE_NAMES, choose_bee, view_for
+from service.domain.rules.cards import STEM_CAPACITY, TURNS, deck, pile_stings, total_stings
+from service.domain.rules.commands import (
+    Command,
+    ConfirmPick,
+    LeaveGame,
+    StartGame,
+    TakeStem,
+    TapBee,
+)
+from service.domain.rules.engine import (
     GameState,
     decide,
     evolve,
@@ -26,7 +33,7 @@ from service.rules.engine import (
     landing_stem,
     winners_of,
 )
-from service.rules.events import (
+from service.domain.rules.events import (
     BeeLanded,
     Event,
     GameEnded,

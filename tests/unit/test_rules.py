@@ -21,9 +21,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from service.rules import errors
-from service.rules.cards import HAND_SIZE, deck
-from service.rules.commands import (
+from service.domain.rules import errors
+from service.domain.rules.cards import HAND_SIZE, deck
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     LeaveGame,
@@ -31,7 +31,7 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.engine import (
+from service.domain.rules.engine import (
     Forecast,
     GameState,
     SeatState,
@@ -48,7 +48,7 @@ from service.rules.engine import (
     stem_costs,
     winners_of,
 )
-from service.rules.events import (
+from service.domain.rules.events import (
     BeeLanded,
     BeeTapped,
     ClockSettings,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.rules.bees import BEE_NAMES
-from service.tables import (
+from service.domain.rules.bees import BEE_NAMES
+from service.domain.tables import (
     AlreadySeated,
     BeesNotAllowed,
     BuyInNeedsAccount,

@@ -16,10 +16,10 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from service.codec import TaggedCodec, tag_of
-from service.rules.cards import MAX_PLAYERS, MIN_PLAYERS
-from service.rules.errors import IllegalMove, InvalidMove
-from service.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
+from service.domain.codec import TaggedCodec, tag_of
+from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
+from service.domain.rules.errors import IllegalMove, InvalidMove
+from service.domain.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
 
 TableMode = Literal["solo", "online"]
 TableStatus = Literal["open", "playing", "between_games", "closed"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.ledger import PlayerStats, WalletState
+from service.domain.ledger import PlayerStats, WalletState
 
 Statement = tuple[str, tuple[Any, ...]]
 

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import msgspec
 
-from service.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
-from service.rules.commands import ConfirmPick
-from service.rules.engine import GameState, Stems, cheapest_stem, forecast
+from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
+from service.domain.rules.commands import ConfirmPick
+from service.domain.rules.engine import GameState, Stems, cheapest_stem, forecast
 
 BEE_NAMES = ("Buzz", "Bumble", "Honey", "Clover", "Pollen", "Nectar", "Waggle")
 

@@ -14,7 +14,7 @@ from typing import Literal
 
 import msgspec
 
-from service.codec import TaggedCodec, tag_of
+from service.domain.codec import TaggedCodec, tag_of
 
 SeatKind = Literal["person", "bee"]
 EndReason = Literal["finished", "last_person_standing", "abandoned"]

@@ -21,8 +21,8 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from service.rules import errors
-from service.rules.cards import (
+from service.domain.rules import errors
+from service.domain.rules.cards import (
     HAND_SIZE,
     MAX_PLAYERS,
     MIN_PLAYERS,
@@ -32,7 +32,7 @@ from service.rules.cards import (
     deck,
     pile_stings,
 )
-from service.rules.commands import (
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     ExpireClock,
@@ -41,7 +41,7 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.events import (
+from service.domain.rules.events import (
     BeeLanded,
     BeeTapped,
     Chooser,

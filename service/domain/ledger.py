@@ -21,8 +21,8 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from service.codec import TaggedCodec, tag_of
-from service.rules.errors import IllegalMove
+from service.domain.codec import TaggedCodec, tag_of
+from service.domain.rules.errors import IllegalMove
 
 SIGN_UP_COINS = 1_000
 FINISH_COINS = 10  # every person who finishes an online game

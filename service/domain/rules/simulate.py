@@ -8,11 +8,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from service.rules.bees import BEE_NAMES, BeeView, choose_bee, view_for
-from service.rules.cards import deck
-from service.rules.commands import Command, ConfirmPick, StartGame, TakeStem
-from service.rules.engine import GameState, decide, evolve, initial_state
-from service.rules.events import Event, SeatInfo
+from service.domain.rules.bees import BEE_NAMES, BeeView, choose_bee, view_for
+from service.domain.rules.cards import deck
+from service.domain.rules.commands import Command, ConfirmPick, StartGame, TakeStem
+from service.domain.rules.engine import GameState, decide, evolve, initial_state
+from service.domain.rules.events import Event, SeatInfo
 
 Policy = Callable[[BeeView], int]
 

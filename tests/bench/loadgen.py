@@ -1,6 +1,6 @@
 """Online load: many concurrent games of people and bees over real HTTP, the turn clock on.
 
-Used by ``python -m service.bench`` (``make bench``); the service runs as its own process and
+Used by ``python -m tests.bench.bench`` (``make bench``); the service runs as its own process and
 this module is the load generator in the bench's process. Each *game slot* is two people (two
 guests, two bearer tokens) and two bee players at a 4-seat online table:
 
@@ -527,7 +527,7 @@ async def audit_run(base_url: str, players: int = 8, rounds: int = 20) -> dict[s
         [sys.executable, "-m", "service", "audit", path], capture_output=True, text=True
     )
     cli_s = time.perf_counter() - t0
-    from service.audit import audit
+    from service.domain.audit import audit
 
     t0 = time.perf_counter()
     for _ in range(rounds):

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import msgspec
 
-from service.rules.events import ClockSettings, DealProof, SeatInfo
+from service.domain.rules.events import ClockSettings, DealProof, SeatInfo
 
 
 class GameCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):

@@ -13,9 +13,9 @@ The input is the `swarm-game-export/1` document of the `exportGame` endpoint::
 1. ``format``: the document decodes (msgspec) and every event's data is an event of its type.
 2. ``commitment``: the stream starts with ``deal_committed`` for this game id, before any turn
    started, and it commits to the published commitment.
-3. ``fairness``: ``service.fairness.verify`` of the published values (its five steps are the
+3. ``fairness``: ``service.domain.fairness.verify`` of the published values (its five steps are the
    details), and the game's proof, deal and revealed seed/deck agree with them.
-4. ``chain``: ``service.chain.verify_chain`` over stream ``game-<game_id>``.
+4. ``chain``: ``service.domain.chain.verify_chain`` over stream ``game-<game_id>``.
 5. ``replay``: every move is re-decided by the rules engine (``decide``) from the state before it,
    and must give exactly the recorded events. The command of each move is read off its first
    event; its ``at`` off the first deadline its events carry.
@@ -35,9 +35,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from service import fairness
-from service.chain import ChainLink, verify_chain
-from service.rules.commands import (
+from service.domain import fairness
+from service.domain.chain import ChainLink, verify_chain
+from service.domain.rules.commands import (
     Command,
     ConfirmPick,
     ExpireClock,
@@ -46,9 +46,9 @@ from service.rules.commands import (
     TakeStem,
     TapBee,
 )
-from service.rules.engine import GameState, decide, evolve, initial_state, winners_of
-from service.rules.errors import RuleViolation
-from service.rules.events import (
+from service.domain.rules.engine import GameState, decide, evolve, initial_state, winners_of
+from service.domain.rules.errors import RuleViolation
+from service.domain.rules.events import (
     BeeTapped,
     ClockSettings,
     DealCommitted,

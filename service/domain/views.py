@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from service.rules.cards import STEM_CAPACITY, pile_stings
-from service.rules.engine import (
+from service.domain.rules.cards import STEM_CAPACITY, pile_stings
+from service.domain.rules.engine import (
     Forecast,
     GameState,
     StemCost,
@@ -21,7 +21,7 @@ from service.rules.engine import (
     forecast,
     stem_costs,
 )
-from service.rules.events import (
+from service.domain.rules.events import (
     BeeTapped,
     EndReason,
     Event,

@@ -1,4 +1,4 @@
-"""Benchmarks: ``python -m service.bench [--quick]`` (``make bench``).
+"""Benchmarks: ``python -m tests.bench.bench [--quick]`` (``make bench``).
 
 One run measures, against a fresh ``swarm_bench_<random>`` database that is dropped afterwards:
 
@@ -37,15 +37,15 @@ import asyncpg
 import httpx
 import psycopg
 
-from service import loadgen
-from service.rules.bees import choose_bee
-from service.rules.engine import GameState, fold
-from service.rules.events import Event, decode_event, encode_event, event_type
-from service.rules.simulate import Policy, bee_seats, play_game
+from service.domain.rules.bees import choose_bee
+from service.domain.rules.engine import GameState, fold
+from service.domain.rules.events import Event, decode_event, encode_event, event_type
+from service.domain.rules.simulate import Policy, bee_seats, play_game
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.events import EventStore, NewEvent, StreamAppend
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
+from tests.bench import loadgen
 
 RESULTS_FILE = Path("bench-results.json")
 SOLO_PLAYERS = 4  # seats at each HTTP solo table (the caller plus three bees)
@@ -668,7 +668,7 @@ def print_table(results: dict[str, Any]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m service.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds each")
     parser.add_argument(
         "--games", help="concurrent online games per run, comma-separated (e.g. 1,10,100,1000)"

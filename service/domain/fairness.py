@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from service.rules.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, STEM_COUNT, deck_size
+from service.domain.rules.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, STEM_COUNT, deck_size
 
 SCHEME_VERSION = 1
 SERVER_SEED_BYTES = 32
