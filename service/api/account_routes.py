@@ -1,4 +1,5 @@
-"""HTTP handlers for accounts, sessions, profiles and the leaderboard (service/accounts.py).
+"""HTTP handlers for accounts, sessions, profiles and the leaderboard
+(service/usecases/accounts.py and profiles.py).
 
 Register these controllers with `create_app` (see `ACCOUNT_CONTROLLERS`); they bring their
 own `accounts` dependency, built on the game service's store, pool and clock. Passwords arrive
@@ -18,21 +19,20 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from service.accounts import (
+from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
+from service.api.routes import AUTH, Caller, Name, Service
+from service.bootstrap import Swarm
+from service.usecases.accounts import (
     PASSWORD_MAX,
     PASSWORD_MIN,
     Accounts,
     InvalidCredentials,
-    LeaderboardOrder,
-    LeaderboardPage,
-    Profile,
-    PublicProfile,
     Session,
     TooManyAttempts,
 )
-from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
-from service.api.routes import AUTH, Caller, Name, Service
-from service.games import GameService, Player, Unauthorized
+from service.usecases.errors import Unauthorized
+from service.usecases.identity import Player
+from service.usecases.profiles import LeaderboardOrder, LeaderboardPage, Profile, PublicProfile
 
 Password = Annotated[
     str,
@@ -65,14 +65,9 @@ class SessionOut(msgspec.Struct, kw_only=True):
 
 
 def provide_accounts(state: State) -> Accounts:
-    """The app's `Accounts`, on the game service's store, pool and clock (built on first use,
-    and again if the lifespan replaced the service)."""
-    service: GameService = state.service
-    accounts = state.get("accounts")
-    if not isinstance(accounts, Accounts) or accounts.pool is not service.pool:
-        accounts = Accounts(service.store, service.pool, clock=service.clock)
-        state.accounts = accounts
-    return accounts
+    """The app's `Accounts` (built with the rest of the use cases in the lifespan)."""
+    service: Swarm = state.service
+    return service.accounts
 
 
 Users = NamedDependency[Accounts]
@@ -140,7 +135,7 @@ class AccountController(Controller):
         player is created. Returns a fresh token, valid for 30 days. 409 `name-taken`, or
         `already-registered` if this player has an account already."""
         token = _bearer(request)
-        guest: Player | None = await service.authenticate(token) if token else None
+        guest: Player | None = await service.identity.authenticate(token) if token else None
         session = await accounts.register(data.name, data.password, guest)
         return _session_out(session)
 
@@ -202,11 +197,11 @@ class ProfileController(Controller):
     security = AUTH
 
     @get("/me", operation_id="getMe", responses=responses(401, 503))
-    async def get_me(self, player: Caller, accounts: Users) -> Profile:
+    async def get_me(self, player: Caller, service: Service) -> Profile:
         """Your own profile: name, whether you have an account, coins (spendable and held for
         buy-in tables), XP and level (1 + XP ÷ 500), badges, online games played and won.
         Always the caller's: there is no way to read another's."""
-        return await accounts.me(player)
+        return await service.profiles.me(player)
 
     @get(
         "/players/{player_id:uuid}",
@@ -214,17 +209,17 @@ class ProfileController(Controller):
         responses=responses(400, 401, 404, 503),
     )
     async def get_player(
-        self, player_id: FromPath[UUID], player: Caller, accounts: Users
+        self, player_id: FromPath[UUID], player: Caller, service: Service
     ) -> PublicProfile:
         """Anyone's public profile: name, level, XP, badges, games played and won (never
         their coins)."""
-        return await accounts.player(str(player_id))
+        return await service.profiles.player(str(player_id))
 
     @get("/leaderboard", operation_id="listLeaderboard", responses=responses(400, 401, 503))
     async def list_leaderboard(
         self,
         player: Caller,
-        accounts: Users,
+        service: Service,
         by: Annotated[
             LeaderboardOrder,
             QueryParameter(description="Rank by games won (then XP) or by XP (then wins)"),
@@ -234,7 +229,7 @@ class ProfileController(Controller):
     ) -> LeaderboardPage:
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
         null on the last page). Ties are broken by the other measure, then by player id."""
-        return await accounts.leaderboard(by, limit, offset)
+        return await service.profiles.leaderboard(by, limit, offset)
 
 
 ACCOUNT_CONTROLLERS = [AccountController, SessionController, ProfileController]

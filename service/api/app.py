@@ -49,11 +49,11 @@ from service.api.routes import (
     provide_player,
     provide_service,
 )
-from service.clock_worker import run_timers
-from service.games import Clock, GameService, ServerSeeds, secure_server_seed, system_clock
+from service.bootstrap import bootstrap
 from service.store.events import EventStore
 from service.store.pool import PoolExhausted, open_pool
 from service.store.wakeups import Wakeups
+from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
 
 MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 413
 # Requests being served at once (streams apart); more are refused at once with 503
@@ -182,11 +182,11 @@ def create_app(
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
         app.state.stream_heartbeat = stream_heartbeat
-        service = GameService(
+        service = bootstrap(
             EventStore(pool), pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups
         )
         app.state.service = service
-        timers = asyncio.create_task(run_timers(service)) if run_clock else None
+        timers = asyncio.create_task(service.clock.run()) if run_clock else None
         try:
             yield
         finally:

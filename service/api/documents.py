@@ -18,7 +18,7 @@ from service.domain.audit import GameExport
 from service.domain.rules.commands import Command
 from service.domain.rules.events import Event
 from service.domain.tables import TableEventUnion
-from service.games import AnyMove
+from service.usecases.play import AnyMove
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,8 +18,8 @@ from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetail
 
 from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
-from service.games import Conflict, Forbidden, NotFound, Unauthorized
 from service.store.events import ConcurrencyConflict
+from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = structlog.get_logger(__name__)

@@ -19,18 +19,15 @@ from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.problems import responses
+from service.bootstrap import Swarm
 from service.domain.audit import GameExport
 from service.domain.rules.events import ClockSettings
 from service.domain.views import GameView
-from service.games import (
-    AnyMove,
-    GameService,
-    LobbyEntry,
-    Player,
-    TableView,
-    Unauthorized,
-    VisibleEvent,
-)
+from service.usecases.errors import Unauthorized
+from service.usecases.identity import Player
+from service.usecases.play import AnyMove
+from service.usecases.streams import VisibleEvent
+from service.usecases.tables import LobbyEntry, TableView
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
@@ -128,7 +125,7 @@ class Health(msgspec.Struct):
     database: str
 
 
-def provide_service(state: State) -> GameService:
+def provide_service(state: State) -> Swarm:
     service: Service = state.service
     return service
 
@@ -138,10 +135,10 @@ async def provide_player(request: Request[object, object, State], service: Servi
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("Send `Authorization: Bearer <token>`; createGuest gives you one.")
-    return await service.authenticate(token.strip())
+    return await service.identity.authenticate(token.strip())
 
 
-Service = NamedDependency[GameService]
+Service = NamedDependency[Swarm]
 Caller = NamedDependency[Player]
 
 log = structlog.get_logger(__name__)
@@ -219,7 +216,7 @@ class GuestController(Controller):
     @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
     async def create_guest(self, data: JSONBody[GuestIn], service: Service) -> GuestOut:
         """A guest identity to play with: no account needed for solo play."""
-        player, token = await service.create_guest(data.name)
+        player, token = await service.identity.create_guest(data.name)
         return GuestOut(player_id=player.player_id, name=player.name, token=token)
 
 
@@ -239,7 +236,7 @@ class TableController(Controller):
     ) -> TableView:
         """Sit at seat 1 against bee players (Buzz, Bumble, … in that order); the first game is
         dealt at once. Nothing is timed, paid or recorded."""
-        return await service.create_solo_table(player, data.players)
+        return await service.tables.create_solo_table(player, data.players)
 
     @post(
         "/tables",
@@ -255,7 +252,7 @@ class TableController(Controller):
         more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
         exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem)."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
-        return await service.create_table(player, data.seats, data.stake, clock)
+        return await service.tables.create_table(player, data.seats, data.stake, clock)
 
     @get(
         "/tables",
@@ -277,7 +274,7 @@ class TableController(Controller):
     ) -> LobbyPage:
         """The lobby: open tables, newest first, with seats taken of the total, stake, host and
         when they opened. Served from a projection written with the tables' events."""
-        tables = await service.list_tables(
+        tables = await service.tables.list_tables(
             stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
         )
         more = len(tables) > limit
@@ -298,7 +295,7 @@ class TableController(Controller):
     ) -> TableView:
         """The table (anyone may look at an online table) and, in `game`, the caller's view of
         its current game if they were dealt into it."""
-        return await service.get_table(player, str(table_id))
+        return await service.tables.get_table(player, str(table_id))
 
     @post(
         "/tables/{table_id:uuid}/seats",
@@ -314,7 +311,7 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return await service.join_table(player, str(table_id), _seed_of(data))
+        return await service.tables.join_table(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -329,7 +326,7 @@ class TableController(Controller):
         withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
         counting; if one person is left they win at once. A host who leaves hands the table
         to the next person in seat order; a table with nobody left closes."""
-        return await service.leave_table(player, str(table_id))
+        return await service.tables.leave_table(player, str(table_id))
 
     @post(
         "/tables/{table_id:uuid}/start",
@@ -345,7 +342,7 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """The host starts the first game with at least two people seated."""
-        return await service.start_game(player, str(table_id), _seed_of(data))
+        return await service.tables.start_game(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/bees",
@@ -362,7 +359,7 @@ class TableController(Controller):
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
         players (Buzz, Bumble, … in that order) and the game starts at once."""
-        return await service.fill_with_bees(player, str(table_id), _seed_of(data))
+        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/games",
@@ -380,7 +377,7 @@ class TableController(Controller):
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return await service.play_again(player, str(table_id), _seed_of(data))
+        return await service.tables.play_again(player, str(table_id), _seed_of(data))
 
     @post(
         "/tables/{table_id:uuid}/seed",
@@ -394,7 +391,7 @@ class TableController(Controller):
         """Contribute your seed to the table's next game, whose commitment (`next_game`) is
         already public. Joining, starting, filling with bees and play again take the same
         optional `client_seed`. A later seed replaces yours; bee players give none."""
-        return await service.contribute_seed(player, str(table_id), data.client_seed)
+        return await service.tables.contribute_seed(player, str(table_id), data.client_seed)
 
     @get(
         "/tables/{table_id:uuid}/stream",
@@ -414,7 +411,7 @@ class TableController(Controller):
         """Follow a table live: seats taken and freed, host changes, each game opened (its id
         is in the event) and finished, and the table closing."""
         start = last_event_id if last_event_id is not None else (after or 0)
-        events = await service.follow_table(
+        events = await service.streams.follow_table(
             player, str(table_id), start, heartbeat=state.stream_heartbeat
         )
         log.info("stream opened", table_id=str(table_id), after=start)
@@ -431,7 +428,7 @@ class GameController(Controller):
     async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
         """The caller's view: their hand, the stems, every seat's stings and status, the forecast
         for each bee in hand, and any too-low choice with the cost of each stem."""
-        return await service.get_game(player, str(game_id))
+        return await service.play.get_game(player, str(game_id))
 
     @post(
         "/{game_id:uuid}/moves",
@@ -445,7 +442,7 @@ class GameController(Controller):
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
         Bee players react at once. Resending a `move_id` returns the same result and writes
         nothing."""
-        return await service.submit_move(player, str(game_id), data)
+        return await service.play.submit_move(player, str(game_id), data)
 
     @get(
         "/{game_id:uuid}/export",
@@ -458,7 +455,7 @@ class GameController(Controller):
         """After the game: the whole game as one document, its events (each with its hash-chain
         link) and the revealed deal, for anyone to audit offline with
         `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
-        return await service.export_game(str(game_id))
+        return await service.exports.export_game(str(game_id))
 
     @get(
         "/{game_id:uuid}/verification",
@@ -471,7 +468,7 @@ class GameController(Controller):
         """After the game: the server's own verdict, step by step: the commitment came first,
         the deal is the fair one (commitment, transcript, deck, deal, fingerprint), the hash
         chain is whole, every move replays through the rules, and the result stands."""
-        report = await service.verify_game(str(game_id))
+        report = await service.exports.verify_game(str(game_id))
         return Verification(
             game_id=str(game_id),
             ok=report.ok,
@@ -507,8 +504,8 @@ class GameController(Controller):
     ) -> EventPage:
         """The game's log after version `after`, as the caller may see it: other seats' hands and
         unrevealed picks are null until the game ends, then everything is shown."""
-        view = await service.get_game(player, str(game_id))
-        events = await service.list_game_events(player, str(game_id), after, limit)
+        view = await service.play.get_game(player, str(game_id))
+        events = await service.streams.list_game_events(player, str(game_id), after, limit)
         return EventPage(events=events, game_version=view.version)
 
     @get(
@@ -530,7 +527,7 @@ class GameController(Controller):
         listGameEvents shows it, then each new one as it is recorded, by any server instance.
         Resume after a disconnect with the last `id` received: nothing is lost or repeated."""
         start = last_event_id if last_event_id is not None else (after or 0)
-        events = await service.follow_game(
+        events = await service.streams.follow_game(
             player, str(game_id), start, heartbeat=state.stream_heartbeat
         )
         log.info("stream opened", game_id=str(game_id), after=start)
@@ -541,5 +538,5 @@ class GameController(Controller):
 @get("/health", operation_id="health", tags=["operations"], responses=responses(503))
 async def health(service: Service) -> Health:
     """Liveness and database readiness."""
-    await service.pool.fetchval("SELECT 1")
+    await service.ctx.pool.fetchval("SELECT 1")
     return Health(status="ok", database="ok")

@@ -11,6 +11,7 @@ dealt at the table numbers its seats the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
 import msgspec
@@ -313,8 +314,9 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
     raise AssertionError(f"unknown table event {event!r}")  # pragma: no cover
 
 
-def fold_table(events: list[TableEventUnion]) -> TableState:
-    state = TableState()
+def fold_table(events: Iterable[TableEventUnion], state: TableState | None = None) -> TableState:
+    """Fold events onto `state` (a new table when none is given)."""
+    state = state or TableState()
     for event in events:
         state = evolve_table(state, event)
     return state

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.domain.ledger import PlayerStats, WalletState
+from service.domain.tables import TableState
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -45,5 +46,31 @@ def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
             stats.games_won,
             stats.xp,
             list(stats.badges),
+        ),
+    )
+
+
+_LOBBY_UPSERT = """
+insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status)
+values ($1, $2, $3, $4, $5, $6, $7)
+on conflict (table_id) do update
+   set host_name = excluded.host_name, seats_taken = excluded.seats_taken,
+       people = excluded.people, status = excluded.status, updated_at = now()
+"""
+
+
+def lobby_row(table: TableState) -> Statement:
+    """The lobby row of an online table (what `listTables` pages through)."""
+    host = next((s.name for s in table.seats if s.player_id == table.host), "")
+    return (
+        _LOBBY_UPSERT,
+        (
+            table.table_id,
+            host,
+            len(table.seats),
+            len(table.people),
+            table.capacity,
+            table.stake,
+            table.status,
         ),
     )

@@ -18,14 +18,14 @@ import pytest
 from litestar import Litestar
 from litestar.testing import AsyncTestClient
 
-from service.accounts import FAILURE_WINDOW, MAX_FAILURES
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.app import create_app
 from service.domain.ledger import SIGN_UP_COINS, PlayerStats
-from service.games import TOKEN_LIFETIME
 from service.store.events import EventStore
 from service.store.pool import Pool
 from service.store.projections import stats_row
+from service.usecases.accounts import FAILURE_WINDOW, MAX_FAILURES
+from service.usecases.identity import TOKEN_LIFETIME
 
 PASSWORD = "correct horse battery"
 

@@ -161,7 +161,7 @@ async def test_a_person_cannot_touch_another_wallet(anon: Api, pool: Pool) -> No
 async def test_stats_and_badges_rebuild_from_events_to_the_same_result(
     anon: Api, pool: Pool
 ) -> None:
-    from service.games import player_record
+    from service.domain.players import player_record
 
     ann, ben = await member(anon, "Ann"), await member(anon, "Ben")
     tid = (await ann.create_table(seats=2))["table_id"]
@@ -170,7 +170,9 @@ async def test_stats_and_badges_rebuild_from_events_to_the_same_result(
     store = EventStore(pool)
     for api in (ann, ben):
         pid = await player_id(api)
-        rebuilt = player_record(await store.read_stream(f"player-{pid}")).stats
+        rebuilt = player_record(
+            (r.type, r.data) for r in await store.read_stream(f"player-{pid}")
+        ).stats
         row = await pool.fetchrow(
             "select games_played, games_won, xp, badges from player_stats where player_id = $1",
             pid,

@@ -11,9 +11,10 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
-from service.games import GameService
+from service.bootstrap import bootstrap
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.usecases.clock import TurnClock
 from tests.e2e.api_client import Api, first_of
 
 
@@ -43,10 +44,10 @@ async def timed(database_url: str, clock: FakeClock) -> AsyncIterator[AsyncTestC
 
 
 @pytest.fixture
-def timers(pool: Pool, clock: FakeClock) -> GameService:
+def timers(pool: Pool, clock: FakeClock) -> TurnClock:
     """A second instance of the service on the same database and the same injected clock,
     firing the timers that the app under test stored (the app runs on its own event loop)."""
-    return GameService(EventStore(pool), pool, clock=clock)
+    return bootstrap(EventStore(pool), pool, clock=clock).clock
 
 
 async def two_people_game(client: AsyncTestClient[Any], **clock: float) -> tuple[Api, Api, str]:
@@ -57,7 +58,7 @@ async def two_people_game(client: AsyncTestClient[Any], **clock: float) -> tuple
     return hana, bob, game["game_id"]
 
 
-async def drain(timers: GameService) -> int:
+async def drain(timers: TurnClock) -> int:
     """Fire every due timer, as the worker loop does. Under the fake clock, a year ahead, the
     timers of other tests' games are due too: they fire as well (a no-op or an idle turn)."""
     fired = 0
@@ -66,7 +67,7 @@ async def drain(timers: GameService) -> int:
     return fired
 
 
-async def run_out(timers: GameService, clock: FakeClock, api: Api, gid: str) -> dict[str, Any]:
+async def run_out(timers: TurnClock, clock: FakeClock, api: Api, gid: str) -> dict[str, Any]:
     """Move the clock to the running deadline and let the due timers fire."""
     view = await api.game(gid)
     deadline = datetime.fromisoformat(view["deadline"])
@@ -76,7 +77,7 @@ async def run_out(timers: GameService, clock: FakeClock, api: Api, gid: str) -> 
 
 
 async def test_rule_views_show_the_running_clock_as_a_deadline_with_the_server_time(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
     view = await hana.game(gid)
@@ -85,7 +86,7 @@ async def test_rule_views_show_the_running_clock_as_a_deadline_with_the_server_t
 
 
 async def test_rule_three_turns_in_a_row_with_nobody_picking_abandon_the_game(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
     view = await run_out(timers, clock, hana, gid)
@@ -103,7 +104,7 @@ async def test_rule_three_turns_in_a_row_with_nobody_picking_abandon_the_game(
 
 
 async def test_rule_a_person_who_only_taps_plays_all_10_turns(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
     view = await hana.game(gid)
@@ -118,7 +119,7 @@ async def test_rule_a_person_who_only_taps_plays_all_10_turns(
 
 
 async def test_rule_too_low_and_the_choice_clock_runs_out_the_cheapest_is_taken(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
     hana, bob, gid = await two_people_game(timed, choice_seconds=10)
     for _ in range(10):
@@ -146,7 +147,7 @@ async def test_rule_too_low_and_the_choice_clock_runs_out_the_cheapest_is_taken(
 
 
 async def test_a_timer_that_fires_after_the_game_moved_on_changes_nothing(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
     hana, bob, gid = await two_people_game(timed)
     view = await hana.game(gid)
@@ -163,10 +164,10 @@ async def test_a_timer_that_fires_after_the_game_moved_on_changes_nothing(
 
 
 async def test_a_clock_fires_once_with_two_instances_firing_at_once(
-    timed: AsyncTestClient[Any], clock: FakeClock, pool: Pool, timers: GameService
+    timed: AsyncTestClient[Any], clock: FakeClock, pool: Pool, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
-    other = GameService(EventStore(pool), pool, clock=clock)
+    other = bootstrap(EventStore(pool), pool, clock=clock).clock
     clock.advance(20)
     await asyncio.gather(drain(timers), drain(other))
     log = await hana.events(gid)

@@ -22,7 +22,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
-from service.games import GameService
+from service.bootstrap import bootstrap
 from service.store.events import EventStore, StreamAppend
 from service.store.pool import Pool
 from tests.e2e.api_client import Api, play_online_to_the_end
@@ -86,7 +86,7 @@ async def test_every_append_stays_inside_one_table(
 ) -> None:
     # A year ahead, so no other app of the test session (real clock) fires these timers.
     now = [datetime.now(UTC) + timedelta(days=365)]
-    timers = GameService(EventStore(pool), pool, clock=lambda: now[0])
+    timers = bootstrap(EventStore(pool), pool, clock=lambda: now[0]).clock
     app = create_app(database_url, clock=lambda: now[0], run_clock=False)
     async with AsyncTestClient(app=app) as client:
         anon = Api(client)

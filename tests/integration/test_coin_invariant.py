@@ -12,13 +12,14 @@ from argon2 import PasswordHasher
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from service.accounts import Accounts
+from service.bootstrap import bootstrap
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
 from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import ClockSettings
-from service.games import ChooseStem, Confirm, GameService, Player
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.usecases.identity import Player
+from service.usecases.play import ChooseStem, Confirm
 
 PLAYERS = 4
 # Cheap hashing: these tests are about coins, not passwords.
@@ -69,8 +70,8 @@ async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) 
 async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
     clock = FakeClock()
     store = EventStore(pool)
-    service = GameService(store, pool, clock=clock)
-    accounts = Accounts(store, pool, clock=clock, hasher=FAST_HASHER)
+    swarm = bootstrap(store, pool, clock=clock, hasher=FAST_HASHER)
+    accounts = swarm.accounts
     players = []
     for i in range(PLAYERS):
         session = await accounts.register(f"p{uuid.uuid4().hex[:12]}{i}", "long enough", None)
@@ -78,12 +79,12 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
     tables: list[str] = []
 
     async def play_out(table_id: str) -> None:
-        view = await service.get_table(players[0], table_id)
+        view = await swarm.tables.get_table(players[0], table_id)
         game_id = view.games[-1] if view.games else None
         if game_id is None:
             return
         for _ in range(200):
-            game = await service._load_game(game_id)
+            game = await swarm.repository.game(game_id)
             if game.phase == "ended":
                 return
             for seat in game.seats:
@@ -102,21 +103,21 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
                         move = Confirm(bee=seat.hand[0], move_id=uuid.uuid4().hex)
                     else:
                         continue
-                    await service.submit_move(who, game_id, move)
+                    await swarm.play.submit_move(who, game_id, move)
                 except RuleViolation:
                     pass
-                game = await service._load_game(game_id)
+                game = await swarm.repository.game(game_id)
 
     async def abandon(table_id: str) -> None:
         for _ in range(4):
-            view = await service.get_table(players[0], table_id)
+            view = await swarm.tables.get_table(players[0], table_id)
             if not view.games:
                 return
-            game = await service._load_game(view.games[-1])
+            game = await swarm.repository.game(view.games[-1])
             if game.phase == "ended" or game.deadline is None:
                 return
             clock.now = max(clock.now, game.deadline)
-            while await service.fire_due_timers():
+            while await swarm.clock.fire_due_timers():
                 pass
 
     for kind, who, which in operations:
@@ -125,23 +126,23 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
         try:
             if kind == "open":
                 clock_settings = ClockSettings(turn_seconds=20, choice_seconds=10)
-                view = await service.create_table(player, 3, which, clock_settings)
+                view = await swarm.tables.create_table(player, 3, which, clock_settings)
                 tables.append(view.table_id)
             elif table_id is None:
                 continue
             elif kind == "join":
-                await service.join_table(player, table_id, None)
+                await swarm.tables.join_table(player, table_id, None)
             elif kind == "leave":
-                await service.leave_table(player, table_id)
+                await swarm.tables.leave_table(player, table_id)
             elif kind == "start":
-                await service.start_game(player, table_id, None)
+                await swarm.tables.start_game(player, table_id, None)
             elif kind == "again":
-                await service.play_again(player, table_id, None)
+                await swarm.tables.play_again(player, table_id, None)
             elif kind == "fill":  # everyone else tries to sit down
                 for other in players:
                     if other is not player:
                         try:
-                            await service.join_table(other, table_id, None)
+                            await swarm.tables.join_table(other, table_id, None)
                         except RuleViolation as refused:
                             event(f"refused: {refused.code}")
             elif kind == "finish":

@@ -6,16 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from service.accounts import (
+from service.domain.ledger import BADGES, SIGN_UP_COINS, WalletState
+from service.usecases.accounts import (
     InvalidAccount,
-    badges,
     check_registration,
     failure_keys,
-    level,
     seconds_until,
     sign_up_wallet,
 )
-from service.domain.ledger import BADGES, SIGN_UP_COINS, WalletState
+from service.usecases.profiles import badges, level
 
 
 @pytest.mark.parametrize(

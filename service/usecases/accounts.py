@@ -1,4 +1,5 @@
-"""Accounts: registration, login and logout, profiles and the leaderboard (seed §9).
+"""Accounts: registration, login and logout (seed §9). Profiles and the leaderboard are in
+`service.usecases.profiles`.
 
 A guest needs no account; an account (a name and a password) is needed for buy-in tables and
 keeps coins, XP and badges. A guest who registers keeps their player id and plays on under the
@@ -8,7 +9,7 @@ append with the `accounts`, `wallets`, `player_stats` and `access_tokens` rows.
 
 Passwords are hashed with argon2id (argon2-cffi's defaults), off the event loop, and are never
 logged or returned. Bearer tokens are random, stored only as SHA-256, expire after
-`TOKEN_LIFETIME` and can be revoked (logout); `GameService.authenticate` checks both on every
+`TOKEN_LIFETIME` and can be revoked (logout); `Identity.authenticate` checks both on every
 request, so a logout stops a token on every instance at once.
 
 Guessing is slowed per account name and per client address: at `MAX_FAILURES` failed logins
@@ -25,7 +26,7 @@ import math
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 import asyncpg
 import msgspec
@@ -34,7 +35,6 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
 from service.domain.ledger import (
-    BADGES,
     SIGN_UP_COINS,
     CoinsGranted,
     PlayerStats,
@@ -44,18 +44,11 @@ from service.domain.ledger import (
     wallet_event_type,
 )
 from service.domain.rules.errors import IllegalMove, InvalidMove
-from service.games import (
-    TOKEN_LIFETIME,
-    Clock,
-    NotFound,
-    Player,
-    Unauthorized,
-    system_clock,
-    token_hash,
-)
-from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
-from service.store.pool import Pool
+from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend
 from service.store.projections import stats_row, wallet_row
+from service.usecases.context import Context
+from service.usecases.errors import Unauthorized
+from service.usecases.identity import TOKEN_LIFETIME, Player, new_token, token_hash
 
 log = structlog.get_logger(__name__)
 
@@ -64,8 +57,6 @@ PASSWORD_MIN, PASSWORD_MAX = 8, 128
 MAX_FAILURES = 5  # failed logins per name or per address within the window...
 FAILURE_WINDOW = timedelta(minutes=15)  # ...after which further attempts are refused (429)
 MAX_CONCURRENT_HASHES = 4  # argon2id takes 64 MiB and ~0.1 s of CPU per hash: bound the work
-
-LeaderboardOrder = Literal["wins", "xp"]
 
 # pg_advisory_xact_lock(int, int) class id for login-attempt keys ("swlg"); the two-int key
 # space never collides with the event store's single bigint append lock.
@@ -114,51 +105,6 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
     expires_at: datetime
 
 
-class Coins(msgspec.Struct, frozen=True, kw_only=True):
-    balance: int  # spendable
-    held: int  # reserved for buy-in tables that have not started yet
-
-
-class Badge(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    description: str
-
-
-class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
-    player_id: str
-    name: str
-    registered: bool  # an account, not only a guest
-    xp: int
-    level: int  # 1 + xp // 500
-    games_played: int  # finished online games
-    games_won: int
-    badges: tuple[Badge, ...]  # in the order they were earned
-
-
-class Profile(PublicProfile, frozen=True, kw_only=True):
-    """The caller's own profile: the public one plus their coins."""
-
-    coins: Coins
-
-
-class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
-    rank: int  # 1 = first
-    player_id: str
-    name: str
-    games_won: int
-    games_played: int
-    xp: int
-    level: int
-
-
-class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
-    by: LeaderboardOrder
-    entries: list[LeaderboardEntry]
-    limit: int
-    offset: int
-    next_offset: int | None  # None on the last page
-
-
 # --- pure rules ------------------------------------------------------------------------------
 
 
@@ -178,14 +124,6 @@ def failure_keys(name: str, address: str) -> list[str]:
 def seconds_until(moment: datetime, now: datetime) -> int:
     """Whole seconds from `now` until `moment`, rounded up, at least 1 (for Retry-After)."""
     return max(1, math.ceil((moment - now).total_seconds()))
-
-
-def level(xp: int) -> int:
-    return PlayerStats(xp=xp).level
-
-
-def badges(names: list[str] | tuple[str, ...]) -> tuple[Badge, ...]:
-    return tuple(Badge(name=n, description=BADGES.get(n, n)) for n in names)
 
 
 def sign_up_wallet() -> tuple[CoinsGranted, WalletState]:
@@ -221,33 +159,6 @@ _WITHDRAW_ATTEMPT = """
 delete from login_failures
  where ctid = (select ctid from login_failures where key = $1 and failed_at = $2 limit 1)
 """
-_WALLET = "select balance, held from wallets where player_id = $1"
-_STATS = "select games_played, games_won, xp, badges from player_stats where player_id = $1"
-_PUBLIC_PLAYER = """
-select coalesce(a.name, s.name,
-                (select t.name from access_tokens t where t.player_id = p.player_id
-                  order by t.created_at limit 1)) as name,
-       a.player_id is not null as registered,
-       coalesce(s.games_played, 0) as games_played,
-       coalesce(s.games_won, 0) as games_won,
-       coalesce(s.xp, 0) as xp,
-       coalesce(s.badges, '{}') as badges
-  from (select $1::text as player_id) p
-  left join accounts a on a.player_id = p.player_id
-  left join player_stats s on s.player_id = p.player_id
-"""
-_LEADERBOARD = {
-    "wins": """
-select player_id, name, games_won, games_played, xp from player_stats
- order by games_won desc, xp desc, player_id
- limit $1 offset $2
-""",
-    "xp": """
-select player_id, name, games_won, games_played, xp from player_stats
- order by xp desc, games_won desc, player_id
- limit $1 offset $2
-""",
-}
 
 
 class Accounts:
@@ -256,17 +167,10 @@ class Accounts:
 
     REGISTER_RETRIES = 3
 
-    def __init__(
-        self,
-        store: EventStore,
-        pool: Pool,
-        *,
-        clock: Clock = system_clock,
-        hasher: PasswordHasher | None = None,
-    ) -> None:
-        self.store = store
-        self.pool = pool
-        self.clock = clock
+    def __init__(self, ctx: Context, *, hasher: PasswordHasher | None = None) -> None:
+        self.store = ctx.store
+        self.pool = ctx.pool
+        self.clock = ctx.clock
         self.hasher = hasher or PasswordHasher()  # argon2id, the library's default parameters
         self._hashing = asyncio.Semaphore(MAX_CONCURRENT_HASHES)
         self._dummy_hash: str | None = None
@@ -289,7 +193,7 @@ class Accounts:
         player_id = guest.player_id if guest is not None else str(uuid.uuid4())
         player = Player(player_id=player_id, name=name, registered=True)
         grant, wallet = sign_up_wallet()
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         expires_at = self.clock() + TOKEN_LIFETIME
         registered = NewEvent(
             type="account_registered",
@@ -351,7 +255,7 @@ class Accounts:
             raise InvalidCredentials()
 
         player = Player(player_id=row["player_id"], name=row["name"], registered=True)
-        token = secrets.token_urlsafe(32)
+        token = new_token()
         expires_at = now + TOKEN_LIFETIME
         async with self.pool.acquire() as conn, conn.transaction():
             for key in keys:  # this attempt succeeded: withdraw its own count, nothing older
@@ -382,66 +286,6 @@ class Accounts:
             if blocked_until is not None:
                 raise TooManyAttempts(seconds_until(blocked_until, now))
             await conn.execute(_RECORD_ATTEMPTS, keys, now)
-
-    # --- profiles -----------------------------------------------------------------------------
-
-    async def me(self, player: Player) -> Profile:
-        """The caller's own profile: coins, XP, level, badges, games played and won."""
-        wallet = await self.pool.fetchrow(_WALLET, player.player_id)
-        stats = await self.pool.fetchrow(_STATS, player.player_id)
-        return Profile(
-            player_id=player.player_id,
-            name=player.name,
-            registered=player.registered,
-            coins=Coins(
-                balance=wallet["balance"] if wallet else 0, held=wallet["held"] if wallet else 0
-            ),
-            xp=stats["xp"] if stats else 0,
-            level=level(stats["xp"] if stats else 0),
-            games_played=stats["games_played"] if stats else 0,
-            games_won=stats["games_won"] if stats else 0,
-            badges=badges(stats["badges"] if stats else ()),
-        )
-
-    async def player(self, player_id: str) -> PublicProfile:
-        """Anyone's public profile (never their coins)."""
-        row = await self.pool.fetchrow(_PUBLIC_PLAYER, player_id)
-        if row is None or row["name"] is None:
-            raise NotFound(f"There is no player {player_id}.")
-        return PublicProfile(
-            player_id=player_id,
-            name=row["name"],
-            registered=row["registered"],
-            xp=row["xp"],
-            level=level(row["xp"]),
-            games_played=row["games_played"],
-            games_won=row["games_won"],
-            badges=badges(row["badges"]),
-        )
-
-    async def leaderboard(self, by: LeaderboardOrder, limit: int, offset: int) -> LeaderboardPage:
-        """Players by games won (then XP) or by XP (then wins), ties by player id."""
-        rows = await self.pool.fetch(_LEADERBOARD[by], limit + 1, offset)
-        entries = [
-            LeaderboardEntry(
-                rank=offset + i + 1,
-                player_id=r["player_id"],
-                name=r["name"],
-                games_won=r["games_won"],
-                games_played=r["games_played"],
-                xp=r["xp"],
-                level=level(r["xp"]),
-            )
-            for i, r in enumerate(rows[:limit])
-        ]
-        more = len(rows) > limit
-        return LeaderboardPage(
-            by=by,
-            entries=entries,
-            limit=limit,
-            offset=offset,
-            next_offset=offset + limit if more else None,
-        )
 
     # --- hashing (slow on purpose: off the event loop, a few at a time) -----------------------
 

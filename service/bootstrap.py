@@ -1,0 +1,75 @@
+"""The composition root of the use cases: one `Swarm` per process, built from the store, the
+pool, the clock, the source of server seeds and the wake-ups. The HTTP app builds it in its
+lifespan (`service.api.app`); tests build it with a fake clock or fixed seeds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from argon2 import PasswordHasher
+
+from service.store.events import EventStore
+from service.store.pool import Pool
+from service.store.wakeups import Wakeups
+from service.usecases.accounts import Accounts
+from service.usecases.clock import TurnClock
+from service.usecases.context import (
+    Clock,
+    Context,
+    ServerSeeds,
+    secure_server_seed,
+    system_clock,
+)
+from service.usecases.deals import Deals
+from service.usecases.exports import Exports
+from service.usecases.identity import Identity
+from service.usecases.money import Money
+from service.usecases.play import Play
+from service.usecases.profiles import Profiles
+from service.usecases.repository import Repository
+from service.usecases.retry import StreamTurns
+from service.usecases.streams import Streams
+from service.usecases.tables import Tables
+
+
+@dataclass(frozen=True)
+class Swarm:
+    ctx: Context
+    repository: Repository
+    identity: Identity
+    accounts: Accounts
+    profiles: Profiles
+    tables: Tables
+    play: Play
+    clock: TurnClock
+    streams: Streams
+    exports: Exports
+
+
+def bootstrap(
+    store: EventStore,
+    pool: Pool,
+    *,
+    clock: Clock = system_clock,
+    server_seeds: ServerSeeds = secure_server_seed,
+    wakeups: Wakeups | None = None,
+    hasher: PasswordHasher | None = None,
+) -> Swarm:
+    ctx = Context(store=store, pool=pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups)
+    repository = Repository(ctx)
+    turns = StreamTurns()  # one per process: moves of one stream take turns here
+    money = Money(ctx)
+    deals = Deals(ctx, money)
+    play = Play(ctx, repository, deals, turns)
+    return Swarm(
+        ctx=ctx,
+        repository=repository,
+        identity=Identity(ctx),
+        accounts=Accounts(ctx, hasher=hasher),
+        profiles=Profiles(ctx),
+        tables=Tables(ctx, repository, deals, money, turns),
+        play=play,
+        clock=TurnClock(ctx, play),
+        streams=Streams(ctx, repository),
+        exports=Exports(ctx, repository),
+    )

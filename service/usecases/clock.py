@@ -1,0 +1,83 @@
+"""The turn clock (seed §7): every deadline a game sets (`turn_started`, `stem_choice_required`)
+is a durable row in `timers`, written with the event. Every instance runs `TurnClock.run`,
+which claims due rows (`FOR UPDATE SKIP LOCKED`) and applies `ExpireClock` with the command id
+`clock:<deadline>`: a timer claimed twice (two instances, a crash between claim and delete)
+changes its game once, and a timer for a turn that is already over changes nothing (the rules
+compare the deadline with the game's current one)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+import structlog
+
+from service.domain.rules import errors as rule_errors
+from service.domain.rules.commands import ExpireClock
+from service.domain.rules.engine import GameState
+from service.usecases.context import Context
+from service.usecases.play import Play
+
+log = structlog.get_logger(__name__)
+
+_CLAIM_TIMERS = """
+select game_id, deadline from timers
+ where deadline <= $1
+ order by deadline
+ limit $2
+   for update skip locked
+"""
+_DELETE_TIMER = "delete from timers where game_id = $1 and deadline = $2"
+_NEXT_DEADLINE = "select min(deadline) from timers"
+
+
+class TurnClock:
+    def __init__(self, ctx: Context, play: Play) -> None:
+        self.ctx = ctx
+        self.play = play
+
+    async def expire_clock(self, game_id: str, deadline: datetime) -> GameState:
+        """A stored timer is due: let the clock play (a no-op if the game moved on)."""
+        return await self.play.decide(
+            game_id,
+            lambda state: ExpireClock(deadline=deadline, at=self.ctx.clock()),
+            command_id=f"clock:{deadline.isoformat()}",
+            metadata={"causation": "expire_clock", "actor": "clock"},
+        )
+
+    async def fire_due_timers(self, limit: int = 50) -> int:
+        """Claim the timers that are due by this service's clock and fire them. Several
+        instances may call this at once: SKIP LOCKED gives each timer to one of them."""
+        now = self.ctx.clock()
+        fired = 0
+        async with self.ctx.pool.acquire() as conn, conn.transaction():
+            for row in await conn.fetch(_CLAIM_TIMERS, now, limit):
+                try:
+                    await self.expire_clock(row["game_id"], row["deadline"])
+                except rule_errors.RuleViolation as refused:  # a bug, not a reason to retry
+                    log.error("timer refused", game_id=row["game_id"], error=str(refused))
+                await conn.execute(_DELETE_TIMER, row["game_id"], row["deadline"])
+                fired += 1
+        return fired
+
+    async def next_deadline(self) -> datetime | None:
+        deadline: datetime | None = await self.ctx.pool.fetchval(_NEXT_DEADLINE)
+        return deadline
+
+    async def run(self, *, poll: float = 0.25) -> None:
+        """Fire due timers until cancelled: sleep until the next deadline, but never longer
+        than `poll`, since another instance may set an earlier one meanwhile."""
+        while True:
+            try:
+                if await self.fire_due_timers():
+                    continue
+                upcoming = await self.next_deadline()
+                delay = poll
+                if upcoming is not None:
+                    delay = min(poll, (upcoming - self.ctx.clock()).total_seconds())
+                await asyncio.sleep(max(delay, 0.005))
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database is down or restarting: keep trying, gently
+                log.exception("turn clock: firing timers failed; retrying in 1 s")
+                await asyncio.sleep(1.0)

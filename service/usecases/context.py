@@ -1,0 +1,39 @@
+"""What every use case is given: the store, the pool, the clock, the source of server seeds and
+the wake-ups of stream followers. Built once, in the composition root (`service.bootstrap`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from service.domain import fairness
+from service.store.events import EventStore
+from service.store.pool import Pool
+from service.store.wakeups import Wakeups
+
+Clock = Callable[[], datetime]
+ServerSeeds = Callable[[], bytes]
+
+
+def system_clock() -> datetime:
+    return datetime.now(UTC)
+
+
+def secure_server_seed() -> bytes:
+    """A fresh 32-byte server seed per game, from the operating system's CSPRNG."""
+    return fairness.new_server_seed()
+
+
+@dataclass(frozen=True)
+class Context:
+    store: EventStore
+    pool: Pool
+    clock: Clock = system_clock
+    server_seeds: ServerSeeds = secure_server_seed
+    wakeups: Wakeups | None = None
+
+
+def stream(kind: str, ident: str) -> str:
+    """The name of a stream: `game-<id>`, `table-<id>`, `wallet-<id>`, `player-<id>`."""
+    return f"{kind}-{ident}"

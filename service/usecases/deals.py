@@ -1,0 +1,88 @@
+"""Each game's fair deal (docs/fairness.md) and its lifecycle at the table: a game is prepared
+(the server's commitment published) before anyone can contribute a seed, dealt from the server
+seed and every seat's seed, and when it ends its deal is revealed, its pot paid and the next
+game prepared, all in the unit of work that ended it."""
+
+from __future__ import annotations
+
+import uuid
+
+from service.domain import fairness
+from service.domain.play import play
+from service.domain.rules.commands import StartGame
+from service.domain.rules.engine import initial_state
+from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
+from service.domain.tables import GameFinished, GameOpened, GamePrepared
+from service.usecases.context import Context
+from service.usecases.money import Money
+from service.usecases.unit_of_work import UnitOfWork
+
+
+class Deals:
+    def __init__(self, ctx: Context, money: Money) -> None:
+        self.ctx = ctx
+        self.money = money
+
+    def prepare(self, uow: UnitOfWork) -> None:
+        """Commit to the next game's deal: a fresh secret seed, kept out of the log until the
+        game ends, and its commitment published now, before anyone can contribute a seed."""
+        game_id = str(uuid.uuid4())
+        seed = self.ctx.server_seeds()
+        commitment = fairness.commitment(game_id, seed).hex()
+        uow.table_event(GamePrepared(game_id=game_id, commitment=commitment))
+        committed = DealCommitted(
+            game_id=game_id, table_id=uow.table.table_id, commitment=commitment
+        )
+        uow.game_events(initial_state, [committed])
+        uow.keep_secret(game_id, seed)
+
+    async def deal(self, uow: UnitOfWork) -> None:
+        """Deal the prepared game to the seats at the table, from the server seed and every
+        seat's contributed seed; a buy-in table's stakes go into the pot at its first deal."""
+        table = uow.table
+        game_id, commitment = table.next_game, table.next_commitment
+        assert game_id is not None and commitment is not None
+        base = await uow.game(game_id)
+        seats = table.seat_infos()
+        seeds = [table.seed_of(s.player_id) if s.kind == "person" else None for s in seats]
+        published = fairness.derive(
+            game_id,
+            await uow.server_seed(game_id),
+            [bytes.fromhex(seed) if seed is not None else None for seed in seeds],
+        )
+        assert published.commitment.hex() == commitment
+        proof = DealProof(
+            commitment=commitment,
+            client_seeds=tuple(seeds),
+            transcript=published.transcript.hex(),
+            fingerprint=published.fingerprint.hex(),
+        )
+        await self.money.form_pot(uow, game_id)
+        uow.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1))
+        start = StartGame(
+            game_id=game_id,
+            table_id=table.table_id,
+            seats=seats,
+            deck_order=published.deck_order,
+            clock=table.clock,
+            proof=proof,
+            at=self.ctx.clock(),
+        )
+        uow.game_events(base, play(base, start)[1])
+
+    async def conclude_if_ended(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
+        """When a game has ended: publish its deal, pay its pot and rewards, tell the table,
+        and prepare the next game (so people can contribute seeds to it before play again)."""
+        game = uow.game_state(game_id)
+        if game is None or game.phase != "ended" or game.server_seed is not None:
+            return
+        if game.commitment is not None and game.proof is not None:
+            seed = await uow.server_seed(game_id)
+            order = fairness.deck_order(seed, bytes.fromhex(game.proof.transcript), len(game.seats))
+            uow.game_events(game, [DealRevealed(server_seed=seed.hex(), deck_order=order)])
+        await self.money.settle_pot(uow, game)
+        await self.money.reward(uow, game)
+        assert game.end_reason is not None
+        uow.table_event(GameFinished(game_id=game_id, reason=game.end_reason))
+        if prepare and not uow.table.closed:
+            self.prepare(uow)

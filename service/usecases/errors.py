@@ -1,0 +1,20 @@
+"""Errors of the use-case layer. The rules' own errors (`service.domain.rules.errors`) pass
+through unchanged; `service.api.problems` maps every one of them to a problem document."""
+
+from __future__ import annotations
+
+
+class NotFound(Exception):
+    pass
+
+
+class Unauthorized(Exception):
+    pass
+
+
+class Forbidden(Exception):
+    pass
+
+
+class Conflict(Exception):
+    """The request is well formed but clashes with the table's state (not a game rule)."""

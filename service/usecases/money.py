@@ -1,0 +1,115 @@
+"""Coins at the table (seed §9 "Buy-in", "Coins, XP and badges"): a buy-in is held when a person
+sits down, goes into the pot at the table's first deal, and the pot is paid to the fewest stings
+(or back to every payer when the game is abandoned). Finishing an online game earns coins and
+XP for account holders. Every movement is a wallet event appended in the same unit of work as
+the table or game event that causes it (`service.domain.ledger` holds the rules)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from service.domain.ledger import (
+    CoinsGranted,
+    GameRecord,
+    PotPaid,
+    StakeCommitted,
+    StakeReleased,
+    decide_hold,
+    reward,
+    split_pot,
+)
+from service.domain.players import GameRecorded
+from service.domain.rules.engine import GameState
+from service.domain.tables import PotFormed, PotSettled, Stake
+from service.usecases.context import Context
+from service.usecases.identity import Player
+from service.usecases.unit_of_work import UnitOfWork
+
+_ACCOUNT_HOLDERS = "select player_id from accounts where player_id = any($1::text[])"
+
+
+class Money:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    async def hold_stake(self, uow: UnitOfWork, player: Player, table_id: str, stake: int) -> None:
+        """Hold a buy-in as `player` sits down (refused if their balance is short)."""
+        if stake > 0:
+            wallet = await uow.wallet(player.player_id)
+            await uow.wallet_events(player.player_id, decide_hold(wallet, table_id, stake))
+
+    async def release_stake(self, uow: UnitOfWork, player_id: str) -> None:
+        """Give a held buy-in back: its holder left before the table's first deal."""
+        table = uow.table
+        if table.holds_stakes and not table.playing:
+            released = StakeReleased(table_id=table.table_id, amount=table.stake)
+            await uow.wallet_events(player_id, [released])
+
+    async def form_pot(self, uow: UnitOfWork, game_id: str) -> None:
+        """At a buy-in table's first deal, every seated person's stake goes into the pot."""
+        table = uow.table
+        if not table.holds_stakes:
+            return
+        stakes = []
+        for seat in table.seat_infos():
+            if seat.player_id is not None and seat.kind == "person":
+                committed = StakeCommitted(
+                    table_id=table.table_id, game_id=game_id, amount=table.stake
+                )
+                await uow.wallet_events(seat.player_id, [committed])
+                stakes.append(Stake(player_id=seat.player_id, amount=table.stake))
+        uow.table_event(PotFormed(game_id=game_id, stakes=tuple(stakes)))
+
+    async def settle_pot(self, uow: UnitOfWork, game: GameState) -> None:
+        """Pay the pot: to the winners (ties split it, remainders to the first in seat order),
+        or back to every payer, leavers included, when the game was abandoned."""
+        stakes = uow.table.pot
+        if not stakes:
+            return
+        if game.end_reason == "abandoned":
+            payouts = [(s.player_id, s.amount) for s in stakes]
+            reason: Literal["won", "refund"] = "refund"
+        else:
+            winners = [
+                pid for n in game.winners if (pid := game.seat(n).info.player_id) is not None
+            ]
+            payouts = split_pot(sum(s.amount for s in stakes), winners)
+            reason = "won"
+        for player_id, amount in payouts:
+            paid = PotPaid(game_id=game.game_id, amount=amount, reason=reason)
+            await uow.wallet_events(player_id, [paid])
+        uow.table_event(
+            PotSettled(
+                game_id=game.game_id,
+                payouts=tuple(Stake(player_id=p, amount=a) for p, a in payouts),
+                reason=reason,
+            )
+        )
+
+    async def reward(self, uow: UnitOfWork, game: GameState) -> None:
+        """Coins and XP for every person with an account who finished an online game (more
+        for the winners), and the game on their record; leavers and solo games earn nothing."""
+        if uow.table.mode != "online" or game.end_reason not in (
+            "finished",
+            "last_person_standing",
+        ):
+            return
+        finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
+        rows = await self.ctx.pool.fetch(
+            _ACCOUNT_HOLDERS, [pid for pid in finishers if pid is not None]
+        )
+        for row in rows:
+            player_id = row["player_id"]
+            seat = finishers[player_id]
+            won = seat.number in game.winners
+            coins, xp = reward(won)
+            grant = CoinsGranted(amount=coins, reason="game_reward", game_id=game.game_id)
+            await uow.wallet_events(player_id, [grant])
+            record = GameRecord(
+                game_id=game.game_id,
+                stings=seat.stings,
+                won=won,
+                biggest_take=seat.biggest_take,
+                xp=xp,
+            )
+            await uow.record(player_id, GameRecorded(record=record))

@@ -1,0 +1,138 @@
+"""A person's moves in a game (seed §3–§5): tap a bee (changeable), confirm it (final), take a
+stem when their bee is too low. Every move carries a `move_id` of the client's choosing, so a
+move sent twice is applied once and answered the same both times.
+
+Each move is loaded, decided with the bee players' answers (`service.domain.play`), and
+appended at the version it was decided on; when the game ended, the same unit of work reveals
+the deal, pays the pot and tells the table (`service.usecases.deals`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any
+
+import msgspec
+
+from service.domain.play import play, seat_of
+from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
+from service.domain.rules.engine import GameState
+from service.domain.views import GameView, game_view
+from service.store.events import DuplicateCommand
+from service.usecases.context import Context, stream
+from service.usecases.deals import Deals
+from service.usecases.errors import Forbidden
+from service.usecases.identity import Player
+from service.usecases.repository import Repository
+from service.usecases.retry import StreamTurns, until_applied
+from service.usecases.unit_of_work import UnitOfWork
+
+
+class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
+    """A move by the caller's own seat. `move_id` is chosen by the client: sending the same move
+    again returns the same result and writes nothing."""
+
+    move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+
+
+class Tap(Move, frozen=True, tag="tap"):
+    bee: int
+
+
+class Confirm(Move, frozen=True, tag="confirm"):
+    bee: int | None = None
+
+
+class ChooseStem(Move, frozen=True, tag="take_stem"):
+    stem: int
+
+
+AnyMove = Tap | Confirm | ChooseStem
+
+
+def command_for(move: AnyMove, seat: int, at: datetime) -> Command:
+    match move:
+        case Tap():
+            return TapBee(seat=seat, bee=move.bee, at=at)
+        case Confirm():
+            return ConfirmPick(seat=seat, bee=move.bee, at=at)
+        case ChooseStem():
+            return TakeStem(seat=seat, stem=move.stem, at=at)
+    raise AssertionError(f"unknown move {move!r}")  # pragma: no cover
+
+
+class Play:
+    def __init__(
+        self, ctx: Context, repository: Repository, deals: Deals, turns: StreamTurns
+    ) -> None:
+        self.ctx = ctx
+        self.repository = repository
+        self.deals = deals
+        self.turns = turns
+
+    async def get_game(self, player: Player, game_id: str) -> GameView:
+        """The caller's view of a game they were dealt into: their hand, never another's."""
+        state = await self.repository.game(game_id)
+        seat = seat_of(state, player.player_id)
+        if seat is None:
+            raise Forbidden("You do not sit at this game.")
+        return game_view(state, seat, self.ctx.clock())
+
+    async def submit_move(self, player: Player, game_id: str, move: AnyMove) -> GameView:
+        seat: int | None = None
+
+        def command(state: GameState) -> Command:
+            nonlocal seat
+            seat = seat_of(state, player.player_id)
+            if seat is None:
+                raise Forbidden("You do not sit at this game.")
+            return command_for(move, seat, self.ctx.clock())
+
+        state = await self.decide(
+            game_id,
+            command,
+            command_id=f"{player.player_id}:{move.move_id}",
+            metadata={"causation": move.__struct_config__.tag, "actor": player.player_id},
+        )
+        return game_view(state, seat, self.ctx.clock())
+
+    async def decide(
+        self,
+        game_id: str,
+        command_for: Callable[[GameState], Command],
+        *,
+        command_id: str,
+        metadata: dict[str, Any],
+    ) -> GameState:
+        """Load → decide (and let bee players pick) → append, decided again when someone else
+        moved first. Returns the state after the command, or after its first run if it was a
+        repeat."""
+        game_stream = stream("game", game_id)
+
+        async def attempt() -> GameState:
+            state = await self.repository.game(game_id)
+            command = command_for(state)
+            done = await self.ctx.store.command_version(game_stream, command_id)
+            if done is not None:
+                return await self.repository.game_at(game_id, done)
+            new_state, events = play(state, command)
+            if not events:
+                return state  # nothing happens (a clock that fired after the game moved on)
+            uow = UnitOfWork(self.repository)
+            if new_state.phase == "ended":
+                # The table learns in the same transaction, so play again sees it at once.
+                uow = UnitOfWork(self.repository, await self.repository.table(new_state.table_id))
+            uow.game_events(state, events)
+            await self.deals.conclude_if_ended(uow, game_id, prepare=True)
+            try:
+                await uow.commit(
+                    {"command_id": command_id, **metadata}, command=(game_stream, command_id)
+                )
+            except DuplicateCommand as duplicate:
+                return await self.repository.game_at(game_id, duplicate.version)
+            final = uow.game_state(game_id)
+            assert final is not None
+            return final
+
+        async with self.turns.turn(game_stream):
+            return await until_applied(attempt, what="game")

@@ -1,0 +1,83 @@
+"""Loading state: every stream is folded from its events through the pure domain. Game states
+are cached per instance, so a move folds only the events it has not seen yet.
+
+The cache is safe with several instances: a cached state is only a starting point, the store is
+always asked for what came after it, and every append checks the version it was decided on."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
+from service.domain.players import PlayerRecord, player_record
+from service.domain.rules.engine import GameState, fold, initial_state
+from service.domain.rules.events import decode_event
+from service.domain.tables import TableState, decode_table_event, fold_table
+from service.usecases.context import Context, stream
+from service.usecases.errors import NotFound
+
+_SERVER_SEED = "select server_seed from deal_secrets where game_id = $1"
+
+
+class GameStates:
+    """Recently used game states, least recently used dropped first."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._states: OrderedDict[str, GameState] = OrderedDict()
+
+    def get(self, game_id: str) -> GameState | None:
+        state = self._states.get(game_id)
+        if state is not None:
+            self._states.move_to_end(game_id)
+        return state
+
+    def put(self, game_id: str, state: GameState) -> None:
+        self._states[game_id] = state
+        self._states.move_to_end(game_id)
+        while len(self._states) > self.capacity:
+            self._states.popitem(last=False)
+
+
+class Repository:
+    def __init__(self, ctx: Context, games: GameStates | None = None) -> None:
+        self.ctx = ctx
+        self.games = games or GameStates()
+
+    async def game(self, game_id: str) -> GameState:
+        state = self.games.get(game_id) or initial_state
+        recorded = await self.ctx.store.read_stream(
+            stream("game", game_id), after_version=state.version
+        )
+        if not recorded and state.version == 0:
+            raise NotFound(f"No game {game_id}.")
+        state = fold((decode_event(r.data) for r in recorded), state)
+        self.games.put(game_id, state)
+        return state
+
+    async def game_at(self, game_id: str, version: int) -> GameState:
+        """The game as it was right after `version` (what a repeated command answers with)."""
+        recorded = await self.ctx.store.read_stream(stream("game", game_id), up_to_version=version)
+        return fold(decode_event(r.data) for r in recorded)
+
+    async def table(self, table_id: str) -> TableState:
+        recorded = await self.ctx.store.read_stream(stream("table", table_id))
+        if not recorded:
+            raise NotFound(f"No table {table_id}.")
+        return fold_table(decode_table_event(r.data) for r in recorded)
+
+    async def wallet(self, player_id: str) -> WalletState:
+        wallet = WalletState()
+        for r in await self.ctx.store.read_stream(stream("wallet", player_id)):
+            wallet = evolve_wallet(wallet, decode_wallet_event(r.data))
+        return wallet
+
+    async def player_record(self, player_id: str) -> PlayerRecord:
+        recorded = await self.ctx.store.read_stream(stream("player", player_id))
+        return player_record((r.type, r.data) for r in recorded)
+
+    async def server_seed(self, game_id: str) -> bytes:
+        """The secret seed a prepared game is dealt from; published only when it ends."""
+        seed = await self.ctx.pool.fetchval(_SERVER_SEED, game_id)
+        assert isinstance(seed, bytes), f"no server seed for game {game_id}"
+        return seed

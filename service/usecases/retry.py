@@ -1,0 +1,77 @@
+"""Deciding again when someone else wrote first.
+
+Simultaneous picks are the heart of the game: everyone at a table moves in the same second. A
+decision is made on the state as loaded and appended at the version it was loaded at; when
+another move got there first (`ConcurrencyConflict`), the decision is made again on the fresh
+state. Two things make sure a valid move is never refused for that (docs/architecture.md):
+
+* On one instance, decisions about the same stream take turns (`StreamTurns`): a move waits for
+  the one in front of it instead of losing to it, so it never conflicts with its own instance.
+* Across instances, a conflict is retried after a short random wait that doubles each time
+  (jittered exponential backoff, capped), for as long as `RETRY_BUDGET` seconds allow: a bound
+  in time, not a count, so a busy second before the clock runs out cannot exhaust it. Only a
+  store that stays contended for that long gets `Conflict` (a 409 that says try again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TypeVar
+
+from service.store.events import ConcurrencyConflict
+from service.usecases.errors import Conflict
+
+T = TypeVar("T")
+
+RETRY_BUDGET = 10.0  # seconds a decision may keep losing races before it is refused
+FIRST_WAIT, LONGEST_WAIT = 0.002, 0.1  # seconds: the backoff's first ceiling, and its cap
+
+_jitter = random.Random()  # waits only: nothing decided depends on it
+
+
+class StreamTurns:
+    """One asyncio lock per stream key, held while a decision about that stream is loaded,
+    decided and appended; dropped again when nobody waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def turn(self, key: str) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+async def until_applied(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+    budget: float = RETRY_BUDGET,
+    on_conflict: Callable[[], None] | None = None,
+) -> T:
+    """Run `attempt` (load, decide, append) until it appends without a conflict."""
+    deadline = time.monotonic() + budget
+    ceiling = FIRST_WAIT
+    while True:
+        try:
+            return await attempt()
+        except ConcurrencyConflict:
+            if on_conflict is not None:
+                on_conflict()
+            if time.monotonic() >= deadline:
+                raise Conflict(f"The {what} changed too often while deciding; try again.") from None
+            await asyncio.sleep(_jitter.uniform(0, ceiling))
+            ceiling = min(ceiling * 2, LONGEST_WAIT)

@@ -1,0 +1,222 @@
+"""One request's writes, committed together: the events of every stream it touches (each
+expected at the version it was decided on), with the projection rows, timers and secrets that
+must never lag behind them, in one `EventStore.append` (one transaction).
+
+Everything decided inside one unit sees what was decided before it in the same unit: the
+table, games, wallets and player records it has changed are kept folded here, and loaded
+through the repository only the first time they are asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from service.domain.ledger import (
+    WalletEventUnion,
+    WalletState,
+    encode_wallet_event,
+    evolve_wallet,
+    record_game,
+    wallet_event_type,
+)
+from service.domain.players import GameRecorded, PlayerRecord
+from service.domain.rules.engine import GameState, fold
+from service.domain.rules.events import (
+    DealCommitted,
+    Event,
+    GameStarted,
+    StemChoiceRequired,
+    TurnStarted,
+    encode_event,
+    event_type,
+)
+from service.domain.tables import (
+    TableEventUnion,
+    TableState,
+    encode_table_event,
+    evolve_table,
+    table_event_type,
+)
+from service.store.events import NewEvent, StreamAppend
+from service.store.projections import Statement, lobby_row, stats_row, wallet_row
+from service.usecases.context import stream
+from service.usecases.repository import Repository
+
+_INSERT_SECRET = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
+_INSERT_TIMER = "insert into timers (game_id, deadline) values ($1, $2) on conflict do nothing"
+
+
+S = TypeVar("S")
+E = TypeVar("E")
+
+
+class _Stream(Generic[S, E]):
+    """A stream's state before this unit, the events this unit adds, and the state after."""
+
+    def __init__(self, before: S, version: int) -> None:
+        self.version = version
+        self.events: list[E] = []
+        self.after: S = before
+
+
+class UnitOfWork:
+    def __init__(self, repository: Repository, table: TableState | None = None) -> None:
+        """`table`: the table as decided on, if this unit changes it (its version is the one
+        expected at commit)."""
+        self.repository = repository
+        self.before = table
+        self.table = table or TableState()
+        self.table_events: list[TableEventUnion] = []
+        self._secrets: dict[str, bytes] = {}
+        self._games: dict[str, _Stream[GameState, Event]] = {}
+        self._wallets: dict[str, _Stream[WalletState, WalletEventUnion]] = {}
+        self._records: dict[str, tuple[PlayerRecord, list[GameRecorded]]] = {}
+
+    # --- the table ----------------------------------------------------------------------------
+
+    def table_event(self, event: TableEventUnion) -> None:
+        self.table_events.append(event)
+        self.table = evolve_table(self.table, event)
+
+    # --- games --------------------------------------------------------------------------------
+
+    def game_events(self, before: GameState, events: Sequence[Event]) -> None:
+        """`events` decided on `before` (the first time a game is named, its version is the one
+        expected at commit; later calls continue from where this unit left it)."""
+        game_id = before.game_id or _game_id_of(events)
+        entry = self._games.get(game_id)
+        if entry is None:
+            entry = self._games[game_id] = _Stream(before, before.version)
+        entry.events.extend(events)
+        entry.after = fold(events, entry.after)
+
+    def game_state(self, game_id: str) -> GameState | None:
+        entry = self._games.get(game_id)
+        return entry.after if entry is not None else None
+
+    async def game(self, game_id: str) -> GameState:
+        return self.game_state(game_id) or await self.repository.game(game_id)
+
+    def current_game(self) -> GameState | None:
+        current = self.table.current_game
+        return self.game_state(current) if current is not None else None
+
+    def keep_secret(self, game_id: str, server_seed: bytes) -> None:
+        self._secrets[game_id] = server_seed
+
+    async def server_seed(self, game_id: str) -> bytes:
+        return self._secrets.get(game_id) or await self.repository.server_seed(game_id)
+
+    # --- wallets and records ------------------------------------------------------------------
+
+    async def wallet(self, player_id: str) -> WalletState:
+        entry = self._wallets.get(player_id)
+        return entry.after if entry is not None else await self.repository.wallet(player_id)
+
+    async def wallet_events(self, player_id: str, events: Sequence[WalletEventUnion]) -> None:
+        entry = self._wallets.get(player_id)
+        if entry is None:
+            wallet = await self.repository.wallet(player_id)
+            entry = self._wallets[player_id] = _Stream(wallet, wallet.version)
+        for event in events:
+            entry.events.append(event)
+            entry.after = evolve_wallet(entry.after, event)
+
+    async def record(self, player_id: str, event: GameRecorded) -> None:
+        if player_id not in self._records:
+            self._records[player_id] = (await self.repository.player_record(player_id), [])
+        self._records[player_id][1].append(event)
+
+    # --- commit -------------------------------------------------------------------------------
+
+    async def commit(
+        self, metadata: dict[str, Any], *, command: tuple[str, str] | None = None
+    ) -> None:
+        """Append everything in one transaction. Raises `ConcurrencyConflict` when any stream
+        moved on since it was decided on (nothing is written), `DuplicateCommand` when
+        `command` was processed before."""
+        await self.repository.ctx.store.append(
+            *self._appends(), metadata=metadata, command=command, also=self._also()
+        )
+        for game_id, entry in self._games.items():
+            self.repository.games.put(game_id, entry.after)
+
+    def games(self) -> list[GameState]:
+        return [entry.after for entry in self._games.values()]
+
+    def _appends(self) -> list[StreamAppend]:
+        appends = []
+        if self.table_events and self.before is not None:
+            appends.append(
+                StreamAppend(
+                    stream=stream("table", self.table.table_id),
+                    expected_version=self.before.version,
+                    events=[
+                        _new(table_event_type(e), encode_table_event(e)) for e in self.table_events
+                    ],
+                )
+            )
+        for game_id, game in self._games.items():
+            appends.append(
+                StreamAppend(
+                    stream=stream("game", game_id),
+                    expected_version=game.version,
+                    events=[_new(event_type(e), encode_event(e)) for e in game.events],
+                )
+            )
+        for player_id, wallet in self._wallets.items():
+            appends.append(
+                StreamAppend(
+                    stream=stream("wallet", player_id),
+                    expected_version=wallet.version,
+                    events=[
+                        _new(wallet_event_type(e), encode_wallet_event(e)) for e in wallet.events
+                    ],
+                )
+            )
+        for player_id, (loaded, recorded) in self._records.items():
+            appends.append(
+                StreamAppend(
+                    stream=stream("player", player_id),
+                    expected_version=loaded.version,
+                    events=[_new("game_recorded", _encode_record(e)) for e in recorded],
+                )
+            )
+        return appends
+
+    def _also(self) -> list[Statement]:
+        rows: list[Statement] = [(_INSERT_SECRET, (g, s)) for g, s in self._secrets.items()]
+        rows += [  # a durable timer for every deadline these events set (the turn clock)
+            (_INSERT_TIMER, (game_id, event.deadline))
+            for game_id, game in self._games.items()
+            for event in game.events
+            if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
+        ]
+        rows += [wallet_row(player_id, w.after) for player_id, w in self._wallets.items()]
+        for player_id, (loaded, recorded) in self._records.items():
+            stats = loaded.stats
+            for event in recorded:
+                stats = record_game(stats, event.record)
+            rows.append(stats_row(player_id, loaded.name, stats))
+        if self.table_events and self.table.mode == "online":
+            rows.append(lobby_row(self.table))
+        return rows
+
+
+def _new(type_: str, data: bytes) -> NewEvent:
+    return NewEvent(type=type_, data=data)
+
+
+def _encode_record(event: GameRecorded) -> bytes:
+    return _ENCODER.encode(event)
+
+
+def _game_id_of(events: Sequence[Event]) -> str:
+    first = events[0]
+    assert isinstance(first, DealCommitted | GameStarted)
+    return first.game_id
+
+
+_ENCODER = msgspec.json.Encoder()
