@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-profile documents fuzz faults leaks
+.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-profile documents fuzz faults leaks race
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,3 +62,8 @@ fuzz: $(VENV)/.installed
 # The leak test at volume: 200 random online games instead of the 12 in `make test`.
 leaks: $(VENV)/.installed
 	SWARM_LEAK_GAMES=200 $(PY) -m pytest -q tests/e2e/test_online_leaks.py
+
+# Eight people racing their moves on two instances, over enough games for 1,000+ moves (issue 19);
+# `make test` races 2 games.
+race: $(VENV)/.installed
+	SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/e2e/test_racing_moves.py

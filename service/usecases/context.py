@@ -13,14 +13,16 @@ from service.store.pool import Pool
 from service.store.wakeups import Wakeups
 
 Clock = Callable[[], datetime]
-ServerSeeds = Callable[[], bytes]
+# The secret seed a newly prepared game will be dealt from, given that game's id. The service's
+# comes from the operating system's CSPRNG; a test may give a fixed or searched-for one.
+ServerSeeds = Callable[[str], bytes]
 
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
 
 
-def secure_server_seed() -> bytes:
+def secure_server_seed(game_id: str) -> bytes:
     """A fresh 32-byte server seed per game, from the operating system's CSPRNG."""
     return fairness.new_server_seed()
 

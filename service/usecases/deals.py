@@ -27,7 +27,7 @@ class Deals:
         """Commit to the next game's deal: a fresh secret seed, kept out of the log until the
         game ends, and its commitment published now, before anyone can contribute a seed."""
         game_id = str(uuid.uuid4())
-        seed = self.ctx.server_seeds()
+        seed = self.ctx.server_seeds(game_id)
         commitment = fairness.commitment(game_id, seed).hex()
         uow.table_event(GamePrepared(game_id=game_id, commitment=commitment))
         committed = DealCommitted(

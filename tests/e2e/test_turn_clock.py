@@ -15,6 +15,7 @@ from service.bootstrap import bootstrap
 from service.store.events import EventStore
 from service.store.pool import Pool
 from service.usecases.clock import TurnClock
+from tests.deals import highest_bees_land, lowest_is_too_low, seeds_where
 from tests.e2e.api_client import Api, first_of
 
 
@@ -118,45 +119,53 @@ async def test_rule_a_person_who_only_taps_plays_all_10_turns(
     assert len(mine) == 10 and {e["data"]["by_clock"] for e in mine} == {"tapped"}
 
 
+@pytest.fixture
+async def dealt(
+    database_url: str, clock: FakeClock, request: pytest.FixtureRequest
+) -> AsyncIterator[AsyncTestClient[Any]]:
+    """An app whose two-seat games are dealt the way the test's `deal` marker asks."""
+    wanted = request.node.get_closest_marker("deal").args[0]
+    app = create_app(
+        database_url, clock=clock, run_clock=False, server_seeds=seeds_where(2, wanted)
+    )
+    async with AsyncTestClient(app=app) as client:
+        yield client
+
+
+@pytest.mark.deal.with_args(lowest_is_too_low(seat=1))
 async def test_rule_too_low_and_the_choice_clock_runs_out_the_cheapest_is_taken(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
+    dealt: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
-    hana, bob, gid = await two_people_game(timed, choice_seconds=10)
-    for _ in range(10):
-        view = await hana.game(gid)
-        if view["phase"] != "picking":
-            break
-        lowest = view["hand"][0]
-        if all(f["too_low"] for f in view["forecast"] if f["bee"] == lowest):
-            await hana.ok_move(gid, type="confirm", bee=lowest)
-            bob_view = await bob.game(gid)
-            await bob.ok_move(gid, type="confirm", bee=bob_view["hand"][-1])
-            choosing = await hana.game(gid)
-            assert choosing["phase"] == "choosing" and choosing["choice"]["yours"]
-            deadline = datetime.fromisoformat(choosing["choice"]["deadline"])
-            assert deadline == clock.now + timedelta(seconds=10)
-            cheapest = choosing["choice"]["cheapest"]
-            after = await run_out(timers, clock, hana, gid)
-            assert after["phase"] != "choosing"
-            taken = [e for e in (await hana.events(gid))["events"] if e["type"] == "stem_taken"]
-            assert taken[-1]["data"]["chosen_by"] == "clock"
-            assert taken[-1]["data"]["stem"] == cheapest
-            return
-        await run_out(timers, clock, hana, gid)  # play on until Hana's lowest bee is too low
-    pytest.skip("this deal never made Hana's lowest bee too low")
+    hana, bob, gid = await two_people_game(dealt, choice_seconds=10)
+    view = await hana.game(gid)
+    lowest = view["hand"][0]
+    assert all(f["too_low"] for f in view["forecast"] if f["bee"] == lowest)
+    await hana.ok_move(gid, type="confirm", bee=lowest)
+    bob_view = await bob.game(gid)
+    await bob.ok_move(gid, type="confirm", bee=bob_view["hand"][-1])
+    choosing = await hana.game(gid)
+    assert choosing["phase"] == "choosing" and choosing["choice"]["yours"]
+    deadline = datetime.fromisoformat(choosing["choice"]["deadline"])
+    assert deadline == clock.now + timedelta(seconds=10)
+    cheapest = choosing["choice"]["cheapest"]
+    after = await run_out(timers, clock, hana, gid)
+    assert after["phase"] != "choosing"
+    taken = [e for e in (await hana.events(gid))["events"] if e["type"] == "stem_taken"]
+    assert taken[-1]["data"]["chosen_by"] == "clock"
+    assert taken[-1]["data"]["stem"] == cheapest
 
 
+@pytest.mark.deal.with_args(highest_bees_land)
 async def test_a_timer_that_fires_after_the_game_moved_on_changes_nothing(
-    timed: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
+    dealt: AsyncTestClient[Any], clock: FakeClock, timers: TurnClock
 ) -> None:
-    hana, bob, gid = await two_people_game(timed)
+    hana, bob, gid = await two_people_game(dealt)
     view = await hana.game(gid)
     clock.advance(5)  # everyone confirms 5 s into turn 1: turn 2 runs out at 25 s
     await hana.ok_move(gid, type="confirm", bee=view["hand"][-1])
     await bob.ok_move(gid, type="confirm", bee=(await bob.game(gid))["hand"][-1])
     before = await hana.game(gid)
-    if before["phase"] != "picking":
-        pytest.skip("a too-low choice is running")
+    assert before["phase"] == "picking" and before["turn"] == 2  # neither bee was too low
     clock.advance(15)  # turn 1's timer is due, but turn 1 is over
     await drain(timers)
     after = await hana.game(gid)
