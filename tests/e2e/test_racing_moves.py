@@ -10,6 +10,7 @@ someone else's move was appended first (`conflict`), and the game's log holds ea
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import time
@@ -156,7 +157,7 @@ async def _assert_each_move_once(pool: Pool, game_id: str, applied: set[str]) ->
     logged = {r["command_id"].partition(":")[2]: r for r in rows if r["command_id"]}
     assert set(logged) == applied
     runs = sorted((r["first"], r["last"]) for r in logged.values())
-    assert all(a_last < b_first for (_, a_last), (b_first, _) in zip(runs, runs[1:]))
+    assert all(a_last < b_first for (_, a_last), (b_first, _) in itertools.pairwise(runs))
     confirms = {
         r["seat"]: r["count"] for r in await pool.fetch(_CONFIRMS_BY_SEAT, f"game-{game_id}")
     }
@@ -174,7 +175,8 @@ async def test_racing_moves_on_two_instances_are_never_refused_for_a_race(
     for game_id in games:
         await _assert_each_move_once(pool, game_id, tally.move_ids.get(game_id, set()))
     print(
-        f"\nracing moves: {tally.moves} over {GAMES} games, {dict(tally.statuses)} {dict(tally.codes)}"
+        f"\nracing moves: {tally.moves} over {GAMES} games,",
+        f"statuses {dict(tally.statuses)}, problem codes {dict(tally.codes)}",
     )
     assert tally.codes["conflict"] == 0, tally.codes
     assert set(tally.codes) <= RULE_CODES_ALLOWED, tally.codes
