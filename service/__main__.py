@@ -34,14 +34,13 @@ def main(argv: list[str] | None = None) -> int:
     audit = commands.add_parser(
         "audit", help="audit an exported game (file or URL): fair deal, hash chain, replay"
     )
-    audit.add_argument("source", help="a swarm-game-export/1 JSON file, or its http(s) URL")
-    audit.add_argument("--token", help="bearer token for a URL")
+    from service import cli_audit
+
+    cli_audit.add_arguments(audit)
     args = parser.parse_args(argv)
 
     if args.command == "audit":
-        from service.domain.audit import main as audit_main
-
-        return audit_main(args.source, token=args.token)
+        return cli_audit.run(args)
 
     if args.command == "documents":
         from service.api.documents import write_documents

@@ -127,25 +127,35 @@ def verify_chain(
     *,
     stream: str | None = None,
     anchors: Mapping[int, bytes] | None = None,
+    after: tuple[int, bytes] = (0, GENESIS),
 ) -> ChainVerdict:
     """Check that ``events`` are versions 1..n of one stream, each hash chained to the previous.
 
     ``stream`` (default: the first event's) is the stream they must all belong to. ``anchors``
     maps versions to hashes known from outside the database; each must match, and the stream
-    must reach the highest anchored version.
+    must reach the highest anchored version. ``after`` is the (version, hash) the events follow,
+    for a slice of a stream: they are then versions ``version + 1 ..``, the first chained to
+    ``hash``; an anchor before the slice cannot be checked and fails as "truncated".
     """
     anchors = anchors or {}
     name = stream if stream is not None else (events[0].stream if events else "")
-    head = GENESIS
-    verified = 0
+    start, head = after
+    verified = start
+    if len(head) != HASH_SIZE:
+        return ChainVerdict(False, start, head, start + 1, "missing hash", "bad previous hash")
+    if anchors and min(anchors) <= start:
+        return ChainVerdict(
+            False, start, head, min(anchors), "truncated", f"the events start after {start}"
+        )
 
     def fail(version: int, reason: FailureReason, detail: str) -> ChainVerdict:
         return ChainVerdict(False, verified, head, version, reason, detail)
 
-    for index, link in enumerate(events):
+    for index, link in enumerate(events, start=start):
         expected = index + 1
         if link.version != expected:
-            if link.version < expected or any(e.version == expected for e in events[index:]):
+            later = events[index - start :]
+            if link.version < expected or any(e.version == expected for e in later):
                 return fail(expected, "reordered", f"found version {link.version} at {expected}")
             return fail(expected, "version gap", f"version {expected} missing")
         if link.stream != name:

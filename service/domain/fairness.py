@@ -33,6 +33,7 @@ TAG_COMMIT = b"swarm/commit/v1"
 TAG_TRANSCRIPT = b"swarm/transcript/v1"
 TAG_DECK = b"swarm/deck/v1"
 TAG_FINGERPRINT = b"swarm/fingerprint/v1"
+TAG_SEED = b"swarm/seed/v1"
 
 # A seat's entry in the transcript: one marker byte, then the seed itself if there is one.
 _NO_SEED = b"\x00"
@@ -88,6 +89,15 @@ def commitment(game_id: str, server_seed: bytes) -> bytes:
     """SHA-256 binding the server seed to this game; published before anyone contributes."""
     _check_server_seed(server_seed)
     return hashlib.sha256(encode(TAG_COMMIT, game_id.encode("utf-8"), server_seed)).digest()
+
+
+def seed_commitment(game_id: str, player_id: str, seed: bytes) -> bytes:
+    """SHA-256 a person gives instead of their seed while seeds are being committed: it binds
+    the seed to this game and this person, so it can be neither copied nor moved."""
+    if len(seed) > MAX_CLIENT_SEED_BYTES:
+        raise ValueError(f"a seed is at most {MAX_CLIENT_SEED_BYTES} bytes, not {len(seed)}")
+    preimage = encode(TAG_SEED, game_id.encode("utf-8"), player_id.encode("utf-8"), seed)
+    return hashlib.sha256(preimage).digest()
 
 
 def transcript_hash(

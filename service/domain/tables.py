@@ -6,9 +6,11 @@ live in their own streams (`game-<id>`); when a game starts, ends or loses a pla
 service appends to both streams in one transaction.
 
 Seats at a table are a list in joining order: seat numbers are positions from 1, and a game
-dealt at the table numbers its seats the same way.
+dealt at the table numbers its seats the same way. The events themselves are in
+`table_events.py` (re-exported here); the commit-reveal rules for seeds are in `seeds.py`.
 """
 
+# ruff: noqa: F405  (the events come from table_events.py by a re-exporting star import)
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -17,12 +19,14 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from service.domain.codec import TaggedCodec, tag_of
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.errors import IllegalMove, InvalidMove
-from service.domain.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
+from service.domain.rules.events import ClockSettings, SeatInfo, SeatKind
 
-TableMode = Literal["solo", "online"]
+# The events, re-exported: callers read a table's whole vocabulary from here.
+from service.domain.table_events import *  # noqa: F403
+from service.domain.table_events import TableEventUnion
+
 TableStatus = Literal["open", "playing", "between_games", "closed"]
 
 DEFAULT_STAKE = 100  # the seed's default buy-in, in coins
@@ -93,106 +97,6 @@ class InvalidTable(InvalidMove):
     title = "A table has 2 to 8 seats"
 
 
-# --- events ----------------------------------------------------------------------------------
-
-
-class TableEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
-    pass
-
-
-class TableOpened(TableEvent, frozen=True, tag="table_opened"):
-    table_id: str
-    mode: TableMode
-    host: str  # player id
-    seats: tuple[SeatInfo, ...]  # solo: every seat; online: the host alone
-    capacity: int = 0  # 0 in early solo events: as many as `seats`
-    stake: int = 0  # coins each person puts in; 0 = a free table
-    clock: ClockSettings | None = None  # the turn clock of this table's games (None: untimed)
-
-
-class SeatTaken(TableEvent, frozen=True, tag="seat_taken"):
-    player_id: str | None  # None for a bee player
-    name: str
-    kind: SeatKind
-
-
-class SeatFreed(TableEvent, frozen=True, tag="seat_freed"):
-    player_id: str
-
-
-class HostChanged(TableEvent, frozen=True, tag="host_changed"):
-    host: str
-
-
-class GamePrepared(TableEvent, frozen=True, tag="game_prepared"):
-    """The next game at the table has an id and the server's commitment to its deal
-    (docs/fairness.md): from now on, people at the table may contribute seeds to it."""
-
-    game_id: str
-    commitment: str
-
-
-class SeedContributed(TableEvent, frozen=True, tag="seed_contributed"):
-    """A person's seed (hex) for the prepared game; a later one from the same person replaces
-    it. Bee players contribute nothing."""
-
-    game_id: str
-    player_id: str
-    seed: str
-
-
-class GameOpened(TableEvent, frozen=True, tag="game_opened"):
-    """A game was dealt at the table with the people (and bees) seated then."""
-
-    game_id: str
-    number: int  # 1 for the first game at the table
-
-
-class Stake(msgspec.Struct, frozen=True, kw_only=True):
-    player_id: str
-    amount: int
-
-
-class PotFormed(TableEvent, frozen=True, tag="pot_formed"):
-    """At the first deal of a buy-in table every person's held stake goes into the pot."""
-
-    game_id: str
-    stakes: tuple[Stake, ...]
-
-
-class PotSettled(TableEvent, frozen=True, tag="pot_settled"):
-    """The pot paid out: to the winners (the fewest stings among those still counting, ties
-    split it), or back to every payer when the game was abandoned."""
-
-    game_id: str
-    payouts: tuple[Stake, ...]
-    reason: Literal["won", "refund"]
-
-
-class GameFinished(TableEvent, frozen=True, tag="game_finished"):
-    game_id: str
-    reason: EndReason = "finished"
-
-
-class TableClosedEvent(TableEvent, frozen=True, tag="table_closed"):
-    """Nobody is left: the table leaves the lobby for good."""
-
-
-TableEventUnion = (
-    TableOpened
-    | SeatTaken
-    | SeatFreed
-    | HostChanged
-    | GamePrepared
-    | SeedContributed
-    | GameOpened
-    | PotFormed
-    | PotSettled
-    | GameFinished
-    | TableClosedEvent
-)
-
-
 # --- state -----------------------------------------------------------------------------------
 
 
@@ -216,6 +120,9 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     next_game: str | None = None  # prepared: its commitment is public, seeds are welcome
     next_commitment: str | None = None
     seeds: tuple[tuple[str, str], ...] = ()  # (player id, seed hex) for the prepared game
+    seed_hashes: tuple[tuple[str, str], ...] = ()  # (player id, commitment hex) not yet revealed
+    seeds_closed: bool = False  # the deal waits for the committed seeds to be revealed
+    withheld: tuple[str, ...] = ()  # people whose reveal window ended without their seed
     pot: tuple[Stake, ...] = ()  # the stakes in the current game's pot, until it is settled
     version: int = 0
 
@@ -226,6 +133,19 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
 
     def seed_of(self, player_id: str | None) -> str | None:
         return next((seed for who, seed in self.seeds if who == player_id), None)
+
+    def seed_hash_of(self, player_id: str | None) -> str | None:
+        return next((h for who, h in self.seed_hashes if who == player_id), None)
+
+    @property
+    def awaiting_reveals(self) -> tuple[str, ...]:
+        """The people whose committed seed the deal still waits for."""
+        return tuple(who for who, _ in self.seed_hashes)
+
+    @property
+    def ready_to_deal(self) -> bool:
+        """No committed seed is outstanding (a deal before closing would lose them)."""
+        return not self.seed_hashes
 
     @property
     def current_game(self) -> str | None:
@@ -278,29 +198,56 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
             seat = TableSeat(player_id=event.player_id, name=event.name, kind=event.kind)
             return replace(state, seats=(*state.seats, seat), version=version)
         case SeatFreed():
+            # A seed belongs to a seat: whoever leaves takes theirs (and any commitment) along;
+            # joining again, they may give another while seeds are open.
             seats = tuple(s for s in state.seats if s.player_id != event.player_id)
-            return replace(state, seats=seats, version=version)
+            return replace(
+                state,
+                seats=seats,
+                seeds=_without(state.seeds, event.player_id),
+                seed_hashes=_without(state.seed_hashes, event.player_id),
+                version=version,
+            )
         case HostChanged():
             return replace(state, host=event.host, version=version)
         case GamePrepared():
             return replace(
-                state,
+                _no_seeds(state),
                 next_game=event.game_id,
                 next_commitment=event.commitment,
-                seeds=(),
                 version=version,
             )
-        case SeedContributed():
-            seeds = tuple((who, seed) for who, seed in state.seeds if who != event.player_id)
-            return replace(state, seeds=(*seeds, (event.player_id, event.seed)), version=version)
-        case GameOpened():
+        case SeedContributed() | SeedRevealed():
             return replace(
                 state,
+                seeds=(*_without(state.seeds, event.player_id), (event.player_id, event.seed)),
+                seed_hashes=_without(state.seed_hashes, event.player_id),
+                version=version,
+            )
+        case SeedCommitted():
+            pair = (event.player_id, event.seed_hash)
+            return replace(
+                state,
+                seeds=_without(state.seeds, event.player_id),
+                seed_hashes=(*_without(state.seed_hashes, event.player_id), pair),
+                version=version,
+            )
+        case SeedsClosed():
+            return replace(state, seeds_closed=True, version=version)
+        case SeedWithheld():
+            return replace(
+                state,
+                seed_hashes=_without(state.seed_hashes, event.player_id),
+                withheld=(*state.withheld, event.player_id),
+                version=version,
+            )
+        case GameOpened():
+            return replace(
+                _no_seeds(state),
                 games=(*state.games, event.game_id),
                 playing=True,
                 next_game=None,
                 next_commitment=None,
-                seeds=(),
                 version=version,
             )
         case PotFormed():
@@ -312,6 +259,14 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
         case TableClosedEvent():
             return replace(state, closed=True, playing=False, version=version)
     raise AssertionError(f"unknown table event {event!r}")  # pragma: no cover
+
+
+def _without(pairs: tuple[tuple[str, str], ...], player_id: str) -> tuple[tuple[str, str], ...]:
+    return tuple(pair for pair in pairs if pair[0] != player_id)
+
+
+def _no_seeds(state: TableState) -> TableState:
+    return replace(state, seeds=(), seed_hashes=(), seeds_closed=False, withheld=())
 
 
 def fold_table(events: Iterable[TableEventUnion], state: TableState | None = None) -> TableState:
@@ -449,28 +404,25 @@ class NoGameToSeed(IllegalMove):
     title = "No game is waiting for seeds at this table"
 
 
-def decide_contribute(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
-    """A seated person's seed for the prepared game, once its commitment is public."""
+class SeedsAreClosed(IllegalMove):
+    code = "seeds-closed"
+    title = "The deal is waiting for committed seeds to be revealed"
+
+
+def _seeding(state: TableState, player_id: str) -> str:
+    """The prepared game a seated person may seed now; raises otherwise."""
     _require_open(state)
     if state.seat_of(player_id) is None:
         raise NotSeated("You do not sit at this table.")
     if state.next_game is None:
         raise NoGameToSeed("Seeds go to the next game, prepared when this one ends.")
-    return [SeedContributed(game_id=state.next_game, player_id=player_id, seed=seed)]
+    return state.next_game
 
 
-# --- encoding --------------------------------------------------------------------------------
-
-_codec: TaggedCodec[TableEventUnion] = TaggedCodec(TableEventUnion)
-
-
-def encode_table_event(event: TableEvent) -> bytes:
-    return _codec.encode(event)
-
-
-def decode_table_event(data: bytes | str) -> TableEventUnion:
-    return _codec.decode(data)
-
-
-def table_event_type(event: TableEvent) -> str:
-    return tag_of(event)
+def decide_contribute(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
+    """A seated person's seed for the prepared game, once its commitment is public, until seeds
+    are closed."""
+    game_id = _seeding(state, player_id)
+    if state.seeds_closed:
+        raise SeedsAreClosed("Seeds are closed: the deal waits for the committed ones.")
+    return [SeedContributed(game_id=game_id, player_id=player_id, seed=seed)]

@@ -1,0 +1,157 @@
+"""The `swarm-game-export/1` document, and the audit's first step: does it decode?
+
+    {"format": "swarm-game-export/1", "game_id": …, "table_id": …,
+     "events": [{"version", "type", "recorded_at", "hash", "data"}, …],       # game-<game_id>
+     "fairness": {"scheme", "commitment", "client_seeds", "transcript", "fingerprint",
+                  "server_seed", "deck_order", "hands", "stems"},
+     "table": {"prev_hash", "events": [...]}}                                  # optional
+
+`table` (added later, so optional: older exports leave it out and stay readable under the same
+format string) is the table stream's events for this game, from its `game_prepared` to its
+`game_opened`, with the hashes of stream `table-<table_id>`; `prev_hash` is the hash of the table
+event just before the first one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from service.domain.audit.report import Failed
+from service.domain.rules.events import Event
+from service.domain.tables import TableEventUnion
+
+FORMAT = "swarm-game-export/1"
+
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
+_HASH_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+class ExportedEvent(msgspec.Struct, frozen=True):
+    """One stored event as exported: `data` is the event exactly as stored (with its type tag)."""
+
+    version: int
+    type: str
+    recorded_at: datetime
+    hash: str
+    data: dict[str, Any]
+
+
+class FairnessRecord(msgspec.Struct, frozen=True):
+    """The published deal (docs/fairness.md); byte strings in lowercase hex, None = no seed."""
+
+    scheme: int
+    commitment: str
+    client_seeds: tuple[str | None, ...]
+    transcript: str
+    fingerprint: str
+    server_seed: str
+    deck_order: tuple[int, ...]
+    hands: tuple[tuple[int, ...], ...]
+    stems: tuple[int, ...]
+
+
+class TableRecord(msgspec.Struct, frozen=True):
+    """The table's events for this game, `game_prepared` first and `game_opened` last, chained
+    in stream `table-<table_id>` from `prev_hash` (the hash of the event before the first one,
+    64 zeros when the first is version 1)."""
+
+    prev_hash: str
+    events: tuple[ExportedEvent, ...]
+
+
+class GameExport(msgspec.Struct, frozen=True):
+    format: str
+    game_id: str
+    table_id: str
+    events: tuple[ExportedEvent, ...]
+    fairness: FairnessRecord
+    table: TableRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A game event as exported, and as decoded."""
+
+    record: ExportedEvent
+    event: Event
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    record: ExportedEvent
+    event: TableEventUnion
+
+    @property
+    def version(self) -> int:
+        return self.record.version
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """The export as the later steps read it."""
+
+    export: GameExport
+    rows: tuple[Row, ...]
+    table_rows: tuple[TableRow, ...] | None  # None: the export carries no table events
+
+
+def check_format(document: object) -> tuple[str, Decoded]:
+    """Step 1: the document decodes, and every event's data is an event of its type."""
+    if not isinstance(document, Mapping):
+        raise Failed(f"the export is a JSON {type(document).__name__}, not an object")
+    declared = document.get("format")
+    if declared != FORMAT:
+        raise Failed(f"unknown format {declared!r}: this auditor reads {FORMAT!r}")
+    try:
+        export = msgspec.convert(document, GameExport)
+    except msgspec.ValidationError as error:
+        raise Failed(f"not a {FORMAT} document: {error}") from None
+    record = export.fairness
+    for name in ("commitment", "transcript", "fingerprint", "server_seed"):
+        if not _HEX.fullmatch(getattr(record, name)):
+            raise Failed(f"fairness.{name} is not lowercase hex")
+    for seat, seed in enumerate(record.client_seeds, start=1):
+        if seed is not None and not _HEX.fullmatch(seed):
+            raise Failed(f"fairness.client_seeds: seat {seat}'s seed is not lowercase hex")
+    if not export.events:
+        raise Failed("the export has no events")
+    rows = tuple(Row(r, _decode(r, Event, "")) for r in export.events)
+    table_rows = None
+    if export.table is not None:
+        if not _HASH_HEX.fullmatch(export.table.prev_hash):
+            raise Failed("table.prev_hash is not 64 lowercase hex digits")
+        table_rows = tuple(
+            TableRow(r, _decode(r, TableEventUnion, "table ")) for r in export.table.events
+        )
+    tables = "" if table_rows is None else f" and {len(table_rows)} table events"
+    return f"{FORMAT}, {len(rows)} events{tables}", Decoded(export, rows, table_rows)
+
+
+def _decode(record: ExportedEvent, kind: Any, stream: str) -> Any:
+    """The event in `record`; a game event's failure names its version, a table event's says
+    "table event vN" (the report's versions are the game stream's)."""
+    where: int | None = record.version
+    prefix = ""
+    if stream:
+        prefix, where = f"table event v{record.version}: ", None
+    if not _HASH_HEX.fullmatch(record.hash):
+        raise Failed(f"{prefix}the event's hash is not 64 lowercase hex digits", where)
+    tag = record.data.get("type")
+    if tag != record.type:
+        raise Failed(f"{prefix}an event of type {record.type!r} holds data of type {tag!r}", where)
+    try:
+        return msgspec.convert(record.data, kind)
+    except msgspec.ValidationError as error:
+        raise Failed(
+            f"{prefix}the {record.type} data is not a valid event: {error}", where
+        ) from None

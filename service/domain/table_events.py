@@ -1,0 +1,191 @@
+"""The table stream's events (`table-<id>`), and how they are stored.
+
+`service/domain/tables.py` folds and decides them; this module only says what each one records.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from service.domain.codec import TaggedCodec, tag_of
+from service.domain.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
+
+__all__ = [
+    "GameFinished",
+    "GameOpened",
+    "GamePrepared",
+    "HostChanged",
+    "PotFormed",
+    "PotSettled",
+    "SeatFreed",
+    "SeatTaken",
+    "SeedCommitted",
+    "SeedContributed",
+    "SeedRevealed",
+    "SeedWithheld",
+    "SeedsClosed",
+    "Stake",
+    "TableClosedEvent",
+    "TableEvent",
+    "TableEventUnion",
+    "TableMode",
+    "TableOpened",
+    "decode_table_event",
+    "encode_table_event",
+    "table_event_type",
+]
+
+TableMode = Literal["solo", "online"]
+
+
+class TableEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    pass
+
+
+class TableOpened(TableEvent, frozen=True, tag="table_opened"):
+    table_id: str
+    mode: TableMode
+    host: str  # player id
+    seats: tuple[SeatInfo, ...]  # solo: every seat; online: the host alone
+    capacity: int = 0  # 0 in early solo events: as many as `seats`
+    stake: int = 0  # coins each person puts in; 0 = a free table
+    clock: ClockSettings | None = None  # the turn clock of this table's games (None: untimed)
+
+
+class SeatTaken(TableEvent, frozen=True, tag="seat_taken"):
+    player_id: str | None  # None for a bee player
+    name: str
+    kind: SeatKind
+
+
+class SeatFreed(TableEvent, frozen=True, tag="seat_freed"):
+    player_id: str
+
+
+class HostChanged(TableEvent, frozen=True, tag="host_changed"):
+    host: str
+
+
+class GamePrepared(TableEvent, frozen=True, tag="game_prepared"):
+    """The next game at the table has an id and the server's commitment to its deal
+    (docs/fairness.md): from now on, people at the table may contribute seeds to it."""
+
+    game_id: str
+    commitment: str
+
+
+class SeedContributed(TableEvent, frozen=True, tag="seed_contributed"):
+    """A person's seed (hex) for the prepared game, given in the clear while seeds are open; a
+    later one from the same person replaces it (and any commitment). Bee players contribute
+    nothing. Others see only that the seat gave one, and its hash, until the game is dealt."""
+
+    game_id: str
+    player_id: str
+    seed: str
+
+
+class SeedCommitted(TableEvent, frozen=True, tag="seed_committed"):
+    """A person's commitment to a seed they keep to themselves for now:
+    `fairness.seed_commitment(game_id, player_id, seed)` in hex. It replaces their earlier seed
+    or commitment; the seed itself is revealed once seeds are closed (docs/fairness.md)."""
+
+    game_id: str
+    player_id: str
+    seed_hash: str
+
+
+class SeedsClosed(TableEvent, frozen=True, tag="seeds_closed"):
+    """The deal was asked for while commitments were unrevealed: no seed or commitment is taken
+    from now on, and each committed seat reveals its seed, or is recorded as withheld."""
+
+    game_id: str
+
+
+class SeedRevealed(TableEvent, frozen=True, tag="seed_revealed"):
+    """The seed (hex) behind a person's commitment, given after seeds were closed."""
+
+    game_id: str
+    player_id: str
+    seed: str
+
+
+class SeedWithheld(TableEvent, frozen=True, tag="seed_withheld"):
+    """The reveal window ended without this person's seed: their seat deals with none."""
+
+    game_id: str
+    player_id: str
+
+
+class GameOpened(TableEvent, frozen=True, tag="game_opened"):
+    """A game was dealt at the table with the people (and bees) seated then."""
+
+    game_id: str
+    number: int  # 1 for the first game at the table
+
+
+class Stake(msgspec.Struct, frozen=True, kw_only=True):
+    player_id: str
+    amount: int
+
+
+class PotFormed(TableEvent, frozen=True, tag="pot_formed"):
+    """At the first deal of a buy-in table every person's held stake goes into the pot."""
+
+    game_id: str
+    stakes: tuple[Stake, ...]
+
+
+class PotSettled(TableEvent, frozen=True, tag="pot_settled"):
+    """The pot paid out: to the winners (the fewest stings among those still counting, ties
+    split it), or back to every payer when the game was abandoned."""
+
+    game_id: str
+    payouts: tuple[Stake, ...]
+    reason: Literal["won", "refund"]
+
+
+class GameFinished(TableEvent, frozen=True, tag="game_finished"):
+    game_id: str
+    reason: EndReason = "finished"
+
+
+class TableClosedEvent(TableEvent, frozen=True, tag="table_closed"):
+    """Nobody is left: the table leaves the lobby for good."""
+
+
+TableEventUnion = (
+    TableOpened
+    | SeatTaken
+    | SeatFreed
+    | HostChanged
+    | GamePrepared
+    | SeedContributed
+    | SeedCommitted
+    | SeedsClosed
+    | SeedRevealed
+    | SeedWithheld
+    | GameOpened
+    | PotFormed
+    | PotSettled
+    | GameFinished
+    | TableClosedEvent
+)
+
+
+# --- encoding --------------------------------------------------------------------------------
+
+_codec: TaggedCodec[TableEventUnion] = TaggedCodec(TableEventUnion)
+
+
+def encode_table_event(event: TableEvent) -> bytes:
+    return _codec.encode(event)
+
+
+def decode_table_event(data: bytes | str) -> TableEventUnion:
+    return _codec.decode(data)
+
+
+def table_event_type(event: TableEvent) -> str:
+    return tag_of(event)
