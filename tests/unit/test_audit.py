@@ -226,8 +226,12 @@ def rehash(doc: dict[str, Any], *, renumber: bool = True) -> dict[str, Any]:
     return doc
 
 
-def build_export(scenario: Scenario) -> dict[str, Any]:
-    published = fairness.derive(GAME_ID, SERVER_SEED, client_seeds_of(scenario.kinds))
+def build_export(
+    scenario: Scenario, client_seeds: tuple[bytes | None, ...] | None = None
+) -> dict[str, Any]:
+    """The scenario's export; `client_seeds` (default: `client_seeds_of`) as a forger picks them."""
+    seeds = client_seeds_of(scenario.kinds) if client_seeds is None else client_seeds
+    published = fairness.derive(GAME_ID, SERVER_SEED, seeds)
     events: list[Event] = [
         DealCommitted(game_id=GAME_ID, table_id=TABLE_ID, commitment=published.commitment.hex()),
         *play(scenario, published),

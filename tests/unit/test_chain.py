@@ -4,8 +4,11 @@ verification catches."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -221,3 +224,89 @@ def test_anchors_catch_a_removed_tail_and_a_recomputed_chain() -> None:
     assert verify_chain(forged).ok
     assert failure(forged, anchors=anchors) == (5, "anchor mismatch")
     assert failure(forged, anchors={3: GAME[2].hash}) == (3, "anchor mismatch")
+
+
+# --- the vectors of docs/fairness.md ----------------------------------------------------------
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "fairness.md"
+
+
+def _doc_blocks(first_key: str) -> list[dict[str, str]]:
+    """The doc's ```text blocks whose first line is `first_key: …`, as key → value."""
+    blocks = re.findall(r"```text\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+    return [
+        dict(line.split(": ", 1) for line in block.strip().splitlines())
+        for block in blocks
+        if block.startswith(f"{first_key}: ")
+    ]
+
+
+CHAIN_VECTORS = _doc_blocks("chain_vector")
+JSON_VECTORS = _doc_blocks("json_vector")
+
+
+def test_the_doc_has_its_chain_vectors() -> None:
+    names = [v["chain_vector"] for v in CHAIN_VECTORS]
+    assert names == ["game-1", "game-2", "game-3", "table-4", "table-5"]
+    assert len(JSON_VECTORS) == 1
+
+
+@pytest.mark.parametrize("v", CHAIN_VECTORS, ids=lambda v: v["chain_vector"])
+def test_chain_vector(v: dict[str, str]) -> None:
+    data = bytes.fromhex(v["data_hex"])
+    assert canonical_json(data) == data  # the data bytes are already canonical
+    prev = bytes.fromhex(v["prev_hash"])
+    digest = event_hash(prev, v["stream"], int(v["version"]), v["type"], data)
+    assert digest.hex() == v["hash"]
+    assert hashlib.sha256(bytes.fromhex(v["preimage"])).hexdigest() == v["hash"]
+    assert json.loads(data)["type"] == v["type"]  # data carries its own type
+    tag = b"swarm/event/v1"
+    assert bytes.fromhex(v["preimage"]).startswith(tag + prev)  # the tag has no length prefix
+
+
+def test_the_game_chain_vectors_chain() -> None:
+    """Each game vector's prev_hash is the hash of the one before; the first follows GENESIS."""
+    game = [v for v in CHAIN_VECTORS if v["stream"].startswith("game-")]
+    assert game[0]["prev_hash"] == GENESIS.hex()
+    for before, after in itertools.pairwise(game):
+        assert after["prev_hash"] == before["hash"]
+    links = [
+        ChainLink(
+            stream=v["stream"],
+            version=int(v["version"]),
+            type=v["type"],
+            data=bytes.fromhex(v["data_hex"]),
+            hash=bytes.fromhex(v["hash"]),
+        )
+        for v in game
+    ]
+    assert verify_chain(links).ok
+    table = [v for v in CHAIN_VECTORS if v["stream"].startswith("table-")]
+    assert table[0]["prev_hash"] == hashlib.sha256(b"table event 3").hexdigest()
+    table_links = [
+        ChainLink(
+            stream=v["stream"],
+            version=int(v["version"]),
+            type=v["type"],
+            data=bytes.fromhex(v["data_hex"]),
+            hash=bytes.fromhex(v["hash"]),
+        )
+        for v in table
+    ]
+    after = (3, bytes.fromhex(table[0]["prev_hash"]))
+    assert verify_chain(table_links, after=after).ok
+
+
+@pytest.mark.parametrize("v", JSON_VECTORS, ids=lambda v: f"json-{v['json_vector']}")
+def test_canonical_json_vector(v: dict[str, str]) -> None:
+    assert canonical_json(v["json_text"]).hex() == v["json_canonical"]
+
+
+def test_a_slice_is_verified_from_its_previous_hash() -> None:
+    links = GAME
+    tail = list(links[2:])
+    assert verify_chain(tail, after=(2, links[1].hash)).ok
+    assert verify_chain(tail, after=(2, GENESIS)).reason == "hash mismatch"
+    assert verify_chain(tail, after=(1, links[1].hash)).reason == "version gap"
+    early = verify_chain(tail, after=(2, links[1].hash), anchors={2: links[1].hash})
+    assert early.reason == "truncated"

@@ -57,6 +57,7 @@ def _text_blocks(first_key: str) -> list[dict[str, str]]:
 
 
 VECTORS = _text_blocks("vector")
+SEED_VECTORS = _text_blocks("seed_vector")
 SHUFFLE_VECTORS = _text_blocks("shuffle_n")
 
 
@@ -79,6 +80,23 @@ def _vector_inputs(v: dict[str, str]) -> tuple[str, bytes, list[bytes | None]]:
 
 
 # --- test vectors ----------------------------------------------------------------------------
+
+
+def test_seed_commitment_vector() -> None:
+    """docs/fairness.md, "Seeds: commit, then reveal": the hash a person commits to."""
+    assert len(SEED_VECTORS) == 1
+    (v,) = SEED_VECTORS
+    seed = bytes.fromhex(v["seed"])
+    digest = fairness.seed_commitment(v["game_id"], v["player_id"], seed)
+    assert digest.hex() == v["seed_hash"]
+    preimage = bytes.fromhex(v["seed_hash_preimage"])
+    assert (
+        fairness.encode(fairness.TAG_SEED, v["game_id"].encode(), v["player_id"].encode(), seed)
+        == preimage
+    )
+    assert hashlib.sha256(preimage).hexdigest() == v["seed_hash"]
+    with pytest.raises(ValueError, match="at most 64"):
+        fairness.seed_commitment(v["game_id"], v["player_id"], bytes(65))
 
 
 def test_the_doc_has_its_vectors() -> None:

@@ -19,7 +19,7 @@ from service.domain import fairness
 from service.domain.audit.expect import Expectations
 from service.domain.audit.export import Decoded, ExportedEvent, Row, TableRow
 from service.domain.audit.report import Failed
-from service.domain.chain import ChainLink, verify_chain
+from service.domain.chain import GENESIS, ChainLink, verify_chain
 from service.domain.rules.events import DealCommitted, GameStarted, TurnStarted
 from service.domain.tables import (
     GameOpened,
@@ -111,6 +111,8 @@ def _table_order(decoded: Decoded, expect: Expectations, rows: Sequence[TableRow
     if not rows:
         raise Failed("the export's table events are empty: no game_prepared")
     stream = f"table-{export.table_id}"
+    if rows[0].version == 1 and export.table.prev_hash != GENESIS.hex():
+        raise Failed("table event v1 follows nothing: table.prev_hash must be 64 zeros")
     verdict = verify_chain(
         [_link(stream, row.record) for row in rows],
         stream=stream,
