@@ -10,6 +10,8 @@ from pathlib import Path
 from service.domain import fairness
 from tests.e2e.api_client import Api, first_of, play_online_to_the_end
 from tests.e2e.test_solo_api import assert_problem
+from tests.verifier.forge import forge
+from tests.verifier.verifier import verify
 
 
 async def test_seeds_go_into_a_deal_committed_before_they_were_given(anon: Api) -> None:
@@ -122,3 +124,38 @@ async def test_the_server_verifies_a_finished_game_and_the_offline_audit_agrees(
         [sys.executable, "-m", "service", "audit", str(path)], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "chain" in bad.stdout
+
+
+async def test_a_forged_export_fails_the_audit_given_what_the_player_recorded(
+    ada: Api, tmp_path: Path
+) -> None:
+    """The forger holds the server seed published at the end, deals another game under the same
+    commitment and re-chains it; the fingerprint the player saw before turn 1 catches it. An
+    outsider's verifier written from docs/fairness.md agrees with the server throughout."""
+    table = await ada.solo_table(players=3)
+    gid = table["game"]["game_id"]
+    during = await ada.events(gid)  # before turn 1 is played
+    commitment = first_of(during, "deal_committed")["data"]["commitment"]
+    fingerprint = first_of(during, "game_started")["data"]["proof"]["fingerprint"]
+    await ada.play_to_the_end(gid)
+    real = (await ada.client.get(f"/games/{gid}/export", headers=ada.headers)).json()
+    assert verify(real, {"commitment": commitment, "fingerprint": fingerprint}) == (None, "ok")
+    forged = forge(real)
+    assert forged["fairness"]["fingerprint"] != fingerprint
+    assert verify(forged) == (None, "ok")
+    assert verify(forged, {"fingerprint": fingerprint})[0] == "fairness"
+
+    def audit(doc: object, *expect: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "export.json"
+        path.write_text(json.dumps(doc))
+        command = [sys.executable, "-m", "service", "audit", str(path), *expect]
+        return subprocess.run(command, capture_output=True, text=True, check=False)
+
+    recorded = ["--expect-commitment", commitment, "--expect-fingerprint", fingerprint]
+    honest = audit(real, *recorded)
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    assert f"fingerprint: {fingerprint}" in honest.stdout
+    assert audit(forged).returncode == 0  # self-consistent
+    caught = audit(forged, *recorded)
+    assert caught.returncode == 1 and "FAILED the fairness step at event v2" in caught.stdout
+    assert "you recorded the fingerprint" in caught.stdout
