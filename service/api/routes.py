@@ -14,13 +14,14 @@ import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
+from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.problems import responses
 from service.bootstrap import Swarm
-from service.domain.audit import GameExport
+from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.rules.events import ClockSettings
 from service.domain.views import GameView
 from service.usecases.errors import Unauthorized
@@ -43,8 +44,14 @@ class GuestOut(msgspec.Struct):
     token: str  # send as `Authorization: Bearer <token>`
 
 
+HASH_PATTERN = "^[0-9a-f]{64}$"
+
+
 class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
     players: PlayerCount = 4
+    # false: the table opens with its next game's commitment, and deals when you start it
+    # (startGame, with your client_seed if you give one); true: the first game is dealt at once
+    deal: bool = True
 
 
 class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -235,8 +242,10 @@ class TableController(Controller):
         self, data: JSONBody[SoloTableIn], service: Service, player: Caller
     ) -> TableView:
         """Sit at seat 1 against bee players (Buzz, Bumble, … in that order); the first game is
-        dealt at once. Nothing is timed, paid or recorded."""
-        return await service.tables.create_solo_table(player, data.players)
+        dealt at once. With `"deal": false` the table opens with the commitment to its first
+        game's deal (`next_game`) and deals when you call startGame, with your seed if you give
+        one (docs/fairness.md). Nothing is timed, paid or recorded."""
+        return await service.tables.create_solo_table(player, data.players, deal=data.deal)
 
     @post(
         "/tables",
@@ -341,7 +350,8 @@ class TableController(Controller):
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
-        """The host starts the first game with at least two people seated."""
+        """The host starts the first game: with at least two people seated, or at a solo table
+        opened with `"deal": false`."""
         return await service.tables.start_game(player, str(table_id), _seed_of(data))
 
     @post(
@@ -463,12 +473,44 @@ class GameController(Controller):
         responses=responses(400, 401, 404, 409, 503),
     )
     async def verify_game(
-        self, game_id: FromPath[UUID], service: Service, player: Caller
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        expect_commitment: Annotated[
+            str | None,
+            QueryParameter(pattern=HASH_PATTERN, description="The commitment you recorded"),
+        ] = None,
+        expect_fingerprint: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=HASH_PATTERN, description="The fingerprint you recorded before turn 1"
+            ),
+        ] = None,
+        expect_head: Annotated[
+            list[str] | None,
+            QueryParameter(description="A game event's VERSION:HASH you recorded (repeatable)"),
+        ] = None,
+        expect_table_head: Annotated[
+            list[str] | None,
+            QueryParameter(description="A table event's VERSION:HASH you recorded (repeatable)"),
+        ] = None,
     ) -> Verification:
         """After the game: the server's own verdict, step by step: the commitment came first,
         the deal is the fair one (commitment, transcript, deck, deal, fingerprint), the hash
-        chain is whole, every move replays through the rules, and the result stands."""
-        report = await service.exports.verify_game(str(game_id))
+        chain is whole, every move replays through the rules, and the result stands; held to
+        what you recorded during play (the `expect_*` parameters, as `python -m service audit
+        --expect-*` takes them), each checked by the step that owns it."""
+        try:
+            expect = Expectations(
+                commitment=expect_commitment,
+                fingerprint=expect_fingerprint,
+                heads=tuple(parse_head(h) for h in expect_head or ()),
+                table_heads=tuple(parse_head(h) for h in expect_table_head or ()),
+            )
+        except ValueError as error:
+            raise ValidationException(f"expect_head or expect_table_head: {error}") from None
+        report = await service.exports.verify_game(str(game_id), expect)
         return Verification(
             game_id=str(game_id),
             ok=report.ok,

@@ -342,7 +342,8 @@ def should_start_when_full(state: TableState) -> bool:
 
 
 def decide_start(state: TableState, player_id: str) -> None:
-    """The host starts the game with at least two people seated."""
+    """The host starts the first game: online with at least two people seated; solo (a table
+    opened without dealing) whenever its one person likes, with their seed if they give one."""
     _require_open(state)
     if state.host != player_id:
         raise NotHost("Only the host starts the game.")
@@ -350,7 +351,7 @@ def decide_start(state: TableState, player_id: str) -> None:
         raise GameInProgress("The game has already started.")
     if state.games:
         raise NoGameToReplay("The first game has been played; use play again.")
-    if len(state.people) < 2:
+    if state.mode == "online" and len(state.people) < 2:
         raise NotEnoughPeople("At least two people must sit at the table to start.")
 
 

@@ -86,6 +86,9 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
     deadline: datetime | None = None  # when the running turn or choice clock runs out
     server_time: datetime | None = None  # the server's clock as it answered, to draw the line
     result: ResultView | None = None
+    # getGame: the hash-chain link of event `version`, the head (docs/fairness.md); keep it to
+    # hold the game's export to it (`--expect-head VERSION:HASH`). Null in other responses.
+    head_hash: str | None = None
 
 
 def _status(state: GameState, seat_number: int) -> SeatStatus:

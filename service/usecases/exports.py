@@ -4,12 +4,25 @@ outsider runs on the export with `python -m service audit`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from service.domain.audit import FORMAT as EXPORT_FORMAT
-from service.domain.audit import AuditReport, ExportedEvent, FairnessRecord, GameExport, audit
+from service.domain.audit import (
+    AuditReport,
+    Expectations,
+    ExportedEvent,
+    FairnessRecord,
+    GameExport,
+    TableRecord,
+    audit,
+)
+from service.domain.chain import GENESIS
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.events import DealRevealed, GameStarted, decode_event
+from service.domain.tables import GameOpened, GamePrepared, decode_table_event
+from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.repository import Repository
 
@@ -36,16 +49,7 @@ class Exports:
             format=EXPORT_FORMAT,
             game_id=game_id,
             table_id=state.table_id,
-            events=tuple(
-                ExportedEvent(
-                    version=r.version,
-                    type=r.type,
-                    recorded_at=r.recorded_at,
-                    hash=r.hash.hex(),
-                    data=msgspec.json.decode(r.data),
-                )
-                for r in recorded
-            ),
+            events=_rows(recorded),
             fairness=FairnessRecord(
                 scheme=proof.scheme,
                 commitment=proof.commitment,
@@ -57,9 +61,45 @@ class Exports:
                 hands=started.hands,
                 stems=started.stems,
             ),
+            table=await self._table_record(state.table_id, game_id),
         )
 
-    async def verify_game(self, game_id: str) -> AuditReport:
+    async def _table_record(self, table_id: str, game_id: str) -> TableRecord | None:
+        """The table's events for this game: its game_prepared to its game_opened (None for a
+        game whose table stream does not hold both, e.g. one dealt before they existed)."""
+        recorded = await self.ctx.store.read_stream(stream("table", table_id))
+        events = [decode_table_event(r.data) for r in recorded]
+        first = next(
+            (
+                i
+                for i, e in enumerate(events)
+                if isinstance(e, GamePrepared) and e.game_id == game_id
+            ),
+            None,
+        )
+        last = next(
+            (i for i, e in enumerate(events) if isinstance(e, GameOpened) and e.game_id == game_id),
+            None,
+        )
+        if first is None or last is None or last < first:
+            return None
+        prev = recorded[first - 1].hash if first > 0 else GENESIS
+        return TableRecord(prev_hash=prev.hex(), events=_rows(recorded[first : last + 1]))
+
+    async def verify_game(self, game_id: str, expect: Expectations | None = None) -> AuditReport:
         """The server's own verdict on a finished game: the same audit an outsider runs on the
-        export, over the events as stored now."""
-        return audit(msgspec.to_builtins(await self.export_game(game_id)))
+        export, over the events as stored now, held to what the caller recorded (`expect`)."""
+        return audit(msgspec.to_builtins(await self.export_game(game_id)), expect or Expectations())
+
+
+def _rows(recorded: Sequence[RecordedEvent]) -> tuple[ExportedEvent, ...]:
+    return tuple(
+        ExportedEvent(
+            version=r.version,
+            type=r.type,
+            recorded_at=r.recorded_at,
+            hash=r.hash.hex(),
+            data=msgspec.json.decode(r.data),
+        )
+        for r in recorded
+    )

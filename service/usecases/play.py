@@ -71,12 +71,17 @@ class Play:
         self.turns = turns
 
     async def get_game(self, player: Player, game_id: str) -> GameView:
-        """The caller's view of a game they were dealt into: their hand, never another's."""
+        """The caller's view of a game they were dealt into: their hand, never another's; and
+        the head of its hash chain, the hash of event `version`."""
         state = await self.repository.game(game_id)
         seat = seat_of(state, player.player_id)
         if seat is None:
             raise Forbidden("You do not sit at this game.")
-        return game_view(state, seat, self.ctx.clock())
+        head = await self.ctx.store.read_stream(
+            stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
+        )
+        view = game_view(state, seat, self.ctx.clock())
+        return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
 
     async def submit_move(self, player: Player, game_id: str, move: AnyMove) -> GameView:
         seat: int | None = None

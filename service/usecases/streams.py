@@ -16,7 +16,8 @@ import msgspec
 
 from service.domain.play import seat_of
 from service.domain.rules.events import decode_event
-from service.domain.tables import decode_table_event
+from service.domain.seeds import seen_by
+from service.domain.tables import TableState, decode_table_event, evolve_table
 from service.domain.views import visible_event
 from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
@@ -31,6 +32,9 @@ class VisibleEvent(msgspec.Struct, frozen=True, kw_only=True):
     type: str
     recorded_at: datetime
     data: dict[str, Any]
+    # The event's hash-chain link (docs/fairness.md, "The hash chain"), 64 lowercase hex: keep
+    # any of them to hold the game's export to it later (`--expect-head VERSION:HASH`).
+    hash: str
 
 
 Render = Callable[[Sequence[RecordedEvent], bool], list[VisibleEvent]]
@@ -45,21 +49,35 @@ def visible_events(
             type=r.type,
             recorded_at=r.recorded_at,
             data=visible_event(decode_event(r.data), seat, game_over),
+            hash=r.hash.hex(),
         )
         for r in recorded
     ]
 
 
-def table_events(recorded: Sequence[RecordedEvent], _over: bool) -> list[VisibleEvent]:
-    return [
-        VisibleEvent(
-            version=r.version,
-            type=r.type,
-            recorded_at=r.recorded_at,
-            data=msgspec.to_builtins(decode_table_event(r.data)),
-        )
-        for r in recorded
-    ]
+def table_renderer(viewer: str, table: TableState) -> Render:
+    """Render a table's events for `viewer`, folding them onto `table` (its state before the
+    first one rendered) so that another person's seed stays hidden until its game is dealt."""
+    state = table
+
+    def render(recorded: Sequence[RecordedEvent], _over: bool) -> list[VisibleEvent]:
+        nonlocal state
+        shown = []
+        for r in recorded:
+            event = decode_table_event(r.data)
+            state = evolve_table(state, event) if r.version > state.version else state
+            shown.append(
+                VisibleEvent(
+                    version=r.version,
+                    type=r.type,
+                    recorded_at=r.recorded_at,
+                    data=msgspec.to_builtins(seen_by(event, viewer, state)),
+                    hash=r.hash.hex(),
+                )
+            )
+        return shown
+
+    return render
 
 
 class Streams:
@@ -107,8 +125,9 @@ class Streams:
     async def follow_table(
         self, player: Player, table_id: str, after: int, *, heartbeat: float
     ) -> AsyncIterator[VisibleEvent | None]:
-        """A table's events (seats taken and freed, host changes, games opened and finished)
-        after version `after`; they hide nothing. Ends after `table_closed`."""
+        """A table's events (seats taken and freed, host changes, seeds, games opened and
+        finished) after version `after`; another person's seed shows only as its hash until its
+        game is dealt. Ends after `table_closed`."""
         table = await self.repository.table(table_id)
         if table.mode == "solo":
             require_seated(table, player)
@@ -116,7 +135,7 @@ class Streams:
             stream("table", table_id),
             after,
             heartbeat,
-            table_events,
+            table_renderer(player.player_id, table),
             last_type="table_closed",
             already_over=table.version if table.closed else None,
         )

@@ -122,9 +122,13 @@ class Tables:
 
     # --- opening ------------------------------------------------------------------------------
 
-    async def create_solo_table(self, player: Player, players: int) -> TableView:
+    async def create_solo_table(
+        self, player: Player, players: int, *, deal: bool = True
+    ) -> TableView:
         """A solo table (seed §8): the caller in seat 1, bee players in every other seat, in
-        the seed's order; its first game is dealt at once. Nothing is paid or recorded."""
+        the seed's order. Its first game is dealt at once; or, with `deal=False`, only
+        prepared (its commitment published) and dealt when the player starts it, with their
+        seed if they give one (docs/fairness.md). Nothing is paid or recorded."""
         if not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise rule_errors.InvalidSeats(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
         seats = (
@@ -138,7 +142,7 @@ class Tables:
             seats=seats,
             capacity=players,
         )
-        decided = Decided(events=[opened], cause="open", deal=True)
+        decided = Decided(events=[opened], cause="open", deal=deal)
         table, game = await self._commit(player, TableState(), decided)
         return self._view(table, game, player)
 
