@@ -44,9 +44,6 @@ class GuestOut(msgspec.Struct):
     token: str  # send as `Authorization: Bearer <token>`
 
 
-HASH_PATTERN = "^[0-9a-f]{64}$"
-
-
 class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
     players: PlayerCount = 4
     # false: the table opens with its next game's commitment, and deals when you start it
@@ -60,6 +57,8 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
     choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
 
+
+HASH_PATTERN = "^[0-9a-f]{64}$"
 
 SeedHex = Annotated[
     str,
@@ -75,6 +74,12 @@ class SeedIn(msgspec.Struct, forbid_unknown_fields=True):
     the deck is drawn from, after the server's commitment was published."""
 
     client_seed: SeedHex
+
+
+class SeedCommitmentIn(msgspec.Struct, forbid_unknown_fields=True):
+    """`seed_hash` = SHA-256(encode("swarm/seed/v1", game_id, your player_id, seed)), hex."""
+
+    seed_hash: Annotated[str, msgspec.Meta(pattern=HASH_PATTERN)]
 
 
 class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -402,6 +407,38 @@ class TableController(Controller):
         already public. Joining, starting, filling with bees and play again take the same
         optional `client_seed`. A later seed replaces yours; bee players give none."""
         return await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+
+    @post(
+        "/tables/{table_id:uuid}/seed-commitment",
+        operation_id="commitSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 503),
+    )
+    async def commit_seed(
+        self,
+        table_id: FromPath[UUID],
+        data: JSONBody[SeedCommitmentIn],
+        service: Service,
+        player: Caller,
+    ) -> TableView:
+        """Commit to a seed for the next game by its hash, keeping the seed to yourself until
+        every seat is bound (docs/fairness.md, "Seeds: commit, then reveal"). When the deal is
+        asked for, seeds close and the game waits for your reveal (revealSeed); a seed not
+        revealed within the reveal window (30 s) is recorded withheld and your seat gets none."""
+        return await service.tables.commit_seed(player, str(table_id), data.seed_hash)
+
+    @post(
+        "/tables/{table_id:uuid}/seed-reveal",
+        operation_id="revealSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    async def reveal_seed(
+        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+    ) -> TableView:
+        """Reveal the seed you committed to, once seeds are closed (`next_game.seeds_closed`);
+        422 if it is not the one committed. The last reveal deals the game."""
+        return await service.tables.reveal_seed(player, str(table_id), data.client_seed)
 
     @get(
         "/tables/{table_id:uuid}/stream",

@@ -10,6 +10,8 @@ seat deals with none). Nobody sees another person's seed before the deal (`seen_
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import msgspec
 
 from service.domain import fairness
@@ -48,12 +50,22 @@ def decide_commit_seed(state: TableState, player_id: str, seed_hash: str) -> lis
     return [SeedCommitted(game_id=game_id, player_id=player_id, seed_hash=seed_hash)]
 
 
-def decide_close_seeds(state: TableState) -> list[TableEventUnion]:
+def decide_close_seeds(state: TableState, at: datetime | None = None) -> list[TableEventUnion]:
     """When the deal is asked for (start, fill, a full table, play again): if any commitment is
-    unrevealed, close seeds so the deal waits for reveals; otherwise nothing (deal at once)."""
+    unrevealed, close seeds (at `at`) so the deal waits for reveals; otherwise nothing."""
     if state.next_game is None or state.seeds_closed or state.ready_to_deal:
         return []
-    return [SeedsClosed(game_id=state.next_game)]
+    return [SeedsClosed(game_id=state.next_game, at=at)]
+
+
+REVEAL_WINDOW = timedelta(seconds=30)
+
+
+def reveal_window_over(state: TableState, now: datetime, window: timedelta = REVEAL_WINDOW) -> bool:
+    """Seeds closed at least `window` ago: whoever still owes a seed may be recorded withheld
+    (the service does so when the deal is asked for again)."""
+    closed = state.seeds_closed_at
+    return state.seeds_closed and closed is not None and now >= closed + window
 
 
 def decide_reveal(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 import msgspec
@@ -101,6 +102,7 @@ class SeedsClosed(TableEvent, frozen=True, tag="seeds_closed"):
     from now on, and each committed seat reveals its seed, or is recorded as withheld."""
 
     game_id: str
+    at: datetime | None = None  # when: the reveal window runs from here
 
 
 class SeedRevealed(TableEvent, frozen=True, tag="seed_revealed"):

@@ -14,6 +14,7 @@ dealt at the table numbers its seats the same way. The events themselves are in
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Literal
 
 import msgspec
@@ -122,6 +123,7 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     seeds: tuple[tuple[str, str], ...] = ()  # (player id, seed hex) for the prepared game
     seed_hashes: tuple[tuple[str, str], ...] = ()  # (player id, commitment hex) not yet revealed
     seeds_closed: bool = False  # the deal waits for the committed seeds to be revealed
+    seeds_closed_at: datetime | None = None  # when the reveal window began
     withheld: tuple[str, ...] = ()  # people whose reveal window ended without their seed
     pot: tuple[Stake, ...] = ()  # the stakes in the current game's pot, until it is settled
     version: int = 0
@@ -233,7 +235,7 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 version=version,
             )
         case SeedsClosed():
-            return replace(state, seeds_closed=True, version=version)
+            return replace(state, seeds_closed=True, seeds_closed_at=event.at, version=version)
         case SeedWithheld():
             return replace(
                 state,
@@ -266,7 +268,9 @@ def _without(pairs: tuple[tuple[str, str], ...], player_id: str) -> tuple[tuple[
 
 
 def _no_seeds(state: TableState) -> TableState:
-    return replace(state, seeds=(), seed_hashes=(), seeds_closed=False, withheld=())
+    return replace(
+        state, seeds=(), seed_hashes=(), seeds_closed=False, seeds_closed_at=None, withheld=()
+    )
 
 
 def fold_table(events: Iterable[TableEventUnion], state: TableState | None = None) -> TableState:

@@ -21,6 +21,13 @@ from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.commands import LeaveGame
 from service.domain.rules.engine import GameState
 from service.domain.rules.events import ClockSettings, Event, SeatInfo
+from service.domain.seeds import (
+    decide_close_seeds,
+    decide_commit_seed,
+    decide_reveal,
+    decide_withhold,
+    reveal_window_over,
+)
 from service.domain.tables import (
     TableClosedEvent,
     TableEventUnion,
@@ -53,6 +60,8 @@ class NextGame(msgspec.Struct, frozen=True, kw_only=True):
     game_id: str
     commitment: str  # SHA-256, hex
     seeds: int  # how many people have contributed a seed so far
+    committed: int = 0  # how many people committed to a seed they have not revealed yet
+    seeds_closed: bool = False  # the deal waits for those reveals (docs/fairness.md)
 
 
 class TableView(msgspec.Struct, frozen=True, kw_only=True):
@@ -212,6 +221,25 @@ class Tables:
 
         return await self._change(player, table_id, change)
 
+    async def commit_seed(self, player: Player, table_id: str, seed_hash: str) -> TableView:
+        """Commit to a seed by its hash (`fairness.seed_commitment`), to reveal once seeds
+        close: nobody, the server included, learns it before every seat is bound."""
+
+        async def change(table: TableState) -> Decided:
+            committed = decide_commit_seed(table, player.player_id, seed_hash)
+            return Decided(events=committed, cause="commit_seed")
+
+        return await self._change(player, table_id, change)
+
+    async def reveal_seed(self, player: Player, table_id: str, seed: str) -> TableView:
+        """Reveal a committed seed after seeds closed; the last reveal deals the game."""
+
+        async def change(table: TableState) -> Decided:
+            revealed = decide_reveal(table, player.player_id, seed)
+            return Decided(events=revealed, cause="reveal_seed", deal=True)
+
+        return await self._change(player, table_id, change)
+
     async def leave_table(self, player: Player, table_id: str) -> TableView:
         """Leave (seed §9 "Leaving"): mid-game the seat stops picking and its stings stop
         counting; before the first deal of a buy-in table the stake comes back."""
@@ -285,9 +313,22 @@ class Tables:
         for event in closing:
             uow.table_event(event)
         if decided.deal:
-            await self.deals.deal(uow)
+            await self._deal_once_seeded(uow)
         await uow.commit({"actor": player.player_id, "causation": decided.cause})
         return uow.table, uow.current_game()
+
+    async def _deal_once_seeded(self, uow: UnitOfWork) -> None:
+        """Deal, unless a committed seed is still owed (docs/fairness.md, "Seeds: commit, then
+        reveal"): then close seeds and wait. Asked again once the reveal window is over, the
+        seats still owing are recorded withheld and the game is dealt."""
+        now = self.ctx.clock()
+        for event in decide_close_seeds(uow.table, now):
+            uow.table_event(event)
+        if reveal_window_over(uow.table, now):
+            for event in decide_withhold(uow.table):
+                uow.table_event(event)
+        if uow.table.ready_to_deal:
+            await self.deals.deal(uow)
 
     def _view(self, table: TableState, state: GameState | None, player: Player) -> TableView:
         game = None
@@ -312,6 +353,8 @@ class Tables:
                     game_id=table.next_game,
                     commitment=table.next_commitment,
                     seeds=len(table.seeds),
+                    committed=len(table.seed_hashes),
+                    seeds_closed=table.seeds_closed,
                 )
                 if table.next_game is not None and table.next_commitment is not None
                 else None

@@ -149,3 +149,61 @@ async def test_every_seed_is_shown_once_its_game_is_dealt(anon: Api) -> None:
     await hana.ok_table_action(tid, "leave")
     by_dan = [e for e in await _table_stream(dan, tid) if e["type"] == "seed_contributed"]
     assert [e["data"]["seed"] for e in by_dan] == ["aa01", "b0b0"]
+
+
+async def test_a_committed_seed_is_revealed_after_seeds_close_and_the_last_reveal_deals(
+    anon: Api,
+) -> None:
+    hana, bob = await anon.guest("Hana"), await anon.guest("Bob")
+    table = await hana.create_table(seats=3)
+    tid, gid, hana_id = table["table_id"], table["next_game"]["game_id"], table["host"]
+    secret = bytes.fromhex("aa01")
+    digest = fairness.seed_commitment(gid, hana_id, secret).hex()
+    committed = await hana.client.post(
+        f"/tables/{tid}/seed-commitment", json={"seed_hash": digest}, headers=hana.headers
+    )
+    assert committed.status_code == 200, committed.text
+    assert committed.json()["next_game"]["committed"] == 1
+    early = await hana.client.post(
+        f"/tables/{tid}/seed-reveal", json={"client_seed": "aa01"}, headers=hana.headers
+    )
+    assert_problem(early, 409, "seeds-still-open")
+    await bob.client.post(f"/tables/{tid}/seats", json={"client_seed": "b0b0"}, headers=bob.headers)
+
+    waiting = await hana.ok_table_action(tid, "bees")  # the deal is asked for: seeds close
+    assert waiting["game"] is None and waiting["next_game"]["seeds_closed"] is True
+    late = await bob.client.post(
+        f"/tables/{tid}/seed", json={"client_seed": "0b0b"}, headers=bob.headers
+    )
+    assert_problem(late, 409, "seeds-closed")
+    wrong = await hana.client.post(
+        f"/tables/{tid}/seed-reveal", json={"client_seed": "aa02"}, headers=hana.headers
+    )
+    assert_problem(wrong, 422, "seed-does-not-match")
+    assert_problem(
+        await bob.client.post(
+            f"/tables/{tid}/seed-reveal", json={"client_seed": "b0b0"}, headers=bob.headers
+        ),
+        409,
+        "nothing-to-reveal",
+    )
+    dealt = await hana.client.post(
+        f"/tables/{tid}/seed-reveal", json={"client_seed": "aa01"}, headers=hana.headers
+    )
+    assert dealt.status_code == 200, dealt.text
+    game = dealt.json()["game"]
+    assert game is not None and game["game_id"] == gid
+    log = await hana.events(gid)
+    assert first_of(log, "game_started")["data"]["proof"]["client_seeds"] == ["aa01", "b0b0", None]
+
+    await hana.ok_table_action(tid, "leave")  # Bob is left: he wins at once
+    export = (await bob.client.get(f"/games/{gid}/export", headers=bob.headers)).json()
+    kinds = [e["type"] for e in export["table"]["events"]]
+    assert kinds[0] == "game_prepared" and kinds[-1] == "game_opened"
+    assert (
+        kinds.index("seed_committed") < kinds.index("seeds_closed") < kinds.index("seed_revealed")
+    )
+    verdict = (await bob.client.get(f"/games/{gid}/verification", headers=bob.headers)).json()
+    assert verdict["ok"] is True, verdict
+    assert "seed events" in verdict["steps"][1]["reason"]
+    assert verify(export) == (None, "ok")

@@ -8,12 +8,15 @@ the deal.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from service.domain import fairness
 from service.domain.seeds import (
+    REVEAL_WINDOW,
     NothingToReveal,
     RevealShown,
     SeedDoesNotMatch,
@@ -23,6 +26,7 @@ from service.domain.seeds import (
     decide_commit_seed,
     decide_reveal,
     decide_withhold,
+    reveal_window_over,
     seen_by,
 )
 from service.domain.tables import (
@@ -181,3 +185,15 @@ def test_property_the_deal_gets_each_persons_last_seed_or_none(
         want = None if how == "none" or withheld else seed.hex()
         assert state.seed_of(who) == want
         assert (who in state.withheld) == withheld
+
+
+def test_the_reveal_window_runs_from_when_seeds_closed() -> None:
+    closed_at = datetime(2026, 1, 1, tzinfo=UTC)
+    state = commit(prepared("ann"), "ann", b"a")
+    assert not reveal_window_over(state, closed_at + timedelta(days=1))  # seeds still open
+    state = apply(state, decide_close_seeds(state, closed_at))
+    assert state.seeds_closed_at == closed_at
+    assert not reveal_window_over(state, closed_at + REVEAL_WINDOW - timedelta(microseconds=1))
+    assert reveal_window_over(state, closed_at + REVEAL_WINDOW)
+    state = apply(state, [*decide_withhold(state), GameOpened(game_id=GAME, number=1)])
+    assert state.seeds_closed_at is None and not state.seeds_closed
