@@ -264,37 +264,30 @@ def test_chain_vector(v: dict[str, str]) -> None:
     assert bytes.fromhex(v["preimage"]).startswith(tag + prev)  # the tag has no length prefix
 
 
+def _vector_links(vectors: list[dict[str, str]]) -> list[ChainLink]:
+    return [
+        ChainLink(
+            stream=v["stream"],
+            version=int(v["version"]),
+            type=v["type"],
+            data=bytes.fromhex(v["data_hex"]),
+            hash=bytes.fromhex(v["hash"]),
+        )
+        for v in vectors
+    ]
+
+
 def test_the_game_chain_vectors_chain() -> None:
     """Each game vector's prev_hash is the hash of the one before; the first follows GENESIS."""
     game = [v for v in CHAIN_VECTORS if v["stream"].startswith("game-")]
     assert game[0]["prev_hash"] == GENESIS.hex()
     for before, after in itertools.pairwise(game):
         assert after["prev_hash"] == before["hash"]
-    links = [
-        ChainLink(
-            stream=v["stream"],
-            version=int(v["version"]),
-            type=v["type"],
-            data=bytes.fromhex(v["data_hex"]),
-            hash=bytes.fromhex(v["hash"]),
-        )
-        for v in game
-    ]
-    assert verify_chain(links).ok
+    assert verify_chain(_vector_links(game)).ok
     table = [v for v in CHAIN_VECTORS if v["stream"].startswith("table-")]
     assert table[0]["prev_hash"] == hashlib.sha256(b"table event 3").hexdigest()
-    table_links = [
-        ChainLink(
-            stream=v["stream"],
-            version=int(v["version"]),
-            type=v["type"],
-            data=bytes.fromhex(v["data_hex"]),
-            hash=bytes.fromhex(v["hash"]),
-        )
-        for v in table
-    ]
     after = (3, bytes.fromhex(table[0]["prev_hash"]))
-    assert verify_chain(table_links, after=after).ok
+    assert verify_chain(_vector_links(table), after=after).ok
 
 
 @pytest.mark.parametrize("v", JSON_VECTORS, ids=lambda v: f"json-{v['json_vector']}")
