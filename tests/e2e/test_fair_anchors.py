@@ -172,6 +172,8 @@ async def test_a_committed_seed_is_revealed_after_seeds_close_and_the_last_revea
 
     waiting = await hana.ok_table_action(tid, "bees")  # the deal is asked for: seeds close
     assert waiting["game"] is None and waiting["next_game"]["seeds_closed"] is True
+    again = await hana.ok_table_action(tid, "start")  # inside the reveal window: still waiting
+    assert again["game"] is None and again["next_game"]["committed"] == 1
     late = await bob.client.post(
         f"/tables/{tid}/seed", json={"client_seed": "0b0b"}, headers=bob.headers
     )
