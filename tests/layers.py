@@ -1,0 +1,98 @@
+"""The rule for imports between the layers (docs/architecture.md), read from the source.
+
+domain (pure) <- usecases <- entry points (api, cli, bootstrap); adapters (store) sit beside
+the domain and are used by the use cases. An arrow points from what imports to what it may
+import; nothing imports against an arrow."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+# What each layer (a package prefix) must never import, first match wins.
+FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "service.domain",
+        (
+            # the other layers
+            "service.usecases",
+            "service.store",
+            "service.api",
+            "service.bootstrap",
+            "service.__main__",
+            "service.settings",
+            # I/O, clocks of their own, concurrency: the domain is given all of it as data
+            "asyncio",
+            "asyncpg",
+            "psycopg",
+            "litestar",
+            "httpx",
+            "uvicorn",
+            "structlog",
+            "argon2",
+            "socket",
+            "subprocess",
+            "urllib",
+            "http",
+            "os",
+            "pathlib",
+            "time",
+            "threading",
+        ),
+    ),
+    (
+        "service.store",
+        ("service.usecases", "service.api", "service.bootstrap", "service.__main__"),
+    ),
+    ("service.usecases", ("service.api", "service.bootstrap", "service.__main__")),
+]
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports_of(path: Path, module: str) -> Iterator[tuple[int, str]]:
+    """Every module `path` imports, absolute, with its line number."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against the importing package
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            yield node.lineno, base
+            for alias in node.names:  # `from service import api` imports service.api
+                yield node.lineno, f"{base}.{alias.name}"
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def violations(root: Path, package: str = "service") -> list[str]:
+    """`file:line: layer imports forbidden` for every import against the rule, under
+    `root/package`."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        module = module_name(root, path)
+        rule = next((r for r in FORBIDDEN if _within(module, r[0])), None)
+        if rule is None:
+            continue
+        layer, forbidden = rule
+        seen: set[tuple[int, str]] = set()
+        for line, imported in imports_of(path, module):
+            bad = next((f for f in forbidden if _within(imported, f)), None)
+            if bad is not None and (line, bad) not in seen:  # once per import statement
+                seen.add((line, bad))
+                where = path.relative_to(root)
+                found.append(f"{where}:{line}: {layer} imports {imported} (forbidden: {bad})")
+    return found

@@ -1,0 +1,65 @@
+"""The import rule between the layers holds in the code, and the check would catch a break."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.layers import violations
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_no_module_imports_against_the_layers() -> None:
+    assert violations(ROOT) == []
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "broken"),
+    [
+        (
+            "service/domain/rules/engine.py",
+            "from service.store.events import EventStore\n",
+            "service.store",
+        ),
+        ("service/domain/views.py", "import service.usecases.play\n", "service.usecases"),
+        ("service/domain/fairness.py", "from service import api\n", "service.api"),
+        ("service/domain/chain.py", "import asyncpg\n", "asyncpg"),
+        ("service/domain/tables.py", "from ..store import pool\n", "service.store"),
+        (
+            "service/store/events.py",
+            "from service.usecases.errors import NotFound\n",
+            "service.usecases",
+        ),
+        ("service/usecases/play.py", "from service.api.routes import Move\n", "service.api"),
+        ("service/usecases/play.py", "from service.bootstrap import Swarm\n", "service.bootstrap"),
+    ],
+)
+def test_a_forbidden_import_is_reported(
+    tmp_path: Path, where: str, source: str, broken: str
+) -> None:
+    root = _tree(tmp_path, {where: source})
+    found = violations(root)
+    assert len(found) == 1 and found[0].startswith(where) and f"(forbidden: {broken})" in found[0]
+
+
+def test_allowed_imports_pass(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "service/domain/views.py": "from service.domain.rules.engine import GameState\n",
+            "service/usecases/play.py": "from service.domain.play import play\nimport asyncio\n",
+            "service/store/projections.py": "from service.domain.tables import TableState\n",
+            "service/api/routes.py": "from service.bootstrap import Swarm\nimport litestar\n",
+        },
+    )
+    assert violations(root) == []
