@@ -20,6 +20,7 @@ import structlog
 from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.enums import ScopeType
+from litestar.exceptions import ValidationException
 from litestar.logging.config import StructLoggingConfig
 from litestar.middleware.logging import LoggingMiddlewareConfig
 from litestar.middleware.rate_limit import RateLimitConfig
@@ -201,6 +202,7 @@ def create_app(
         problems.DATABASE_ERRORS, problems.database_unavailable
     )
     exception_handlers[PoolExhausted] = problems.overloaded
+    exception_handlers[ValidationException] = problems.validation_failed  # names a missing body
     exception_handlers[Exception] = problems.internal_error
 
     return Litestar(

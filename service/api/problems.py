@@ -6,13 +6,14 @@ without parsing the URN. A 500 is always a bug: it is logged with the request id
 
 from __future__ import annotations
 
-from typing import Any
+import types
+from typing import Any, Union, get_args, get_origin
 
 import asyncpg
 import msgspec
 import structlog
 from litestar import Request, Response
-from litestar.exceptions import HTTPException
+from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
@@ -82,6 +83,48 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
         extra={"code": code, "extra": exc.extra} if exc.extra else {"code": code},
     )
     return pd
+
+
+def validation_failed(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Any]:
+    """Names the body an operation expects when the request sent none (or an empty one).
+
+    Litestar reports a missing body as the `KeyError` of its `data` argument, `"'data'"`,
+    which tells a newcomer nothing; every other validation error keeps Litestar's messages.
+    """
+    errors = exc.extra if isinstance(exc.extra, list) else []
+    missing = any(
+        isinstance(e, dict) and e.get("key") == "data" and e.get("message") == "'data'"
+        for e in errors
+    )
+    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if not missing or data is None:
+        return _http_exception(exc).to_response(request)
+    return problem(
+        400,
+        "body-required",
+        "A JSON body is required",
+        f"{request.method} {request.url.path} expects a JSON body: {_describe(data.annotation)}.",
+    ).to_response(request)
+
+
+def _describe(body: Any) -> str:
+    """`body` as a client would write it: an object's fields, or a union's tags."""
+    if get_origin(body) in (Union, types.UnionType):
+        options = [_describe(option) for option in get_args(body) if option is not type(None)]
+        return "one of " + "; ".join(options)
+    if isinstance(body, type) and issubclass(body, msgspec.Struct):
+        config = body.__struct_config__
+        fields = [
+            f"{f.encode_name} ({'required' if f.required else 'optional'})"
+            for f in msgspec.structs.fields(body)
+        ]
+        if config.tag_field is not None:
+            fields.insert(0, f'{config.tag_field} = "{config.tag}"')
+        described = f"a {body.__name__} object with " + ", ".join(fields)
+        if not any(f.required for f in msgspec.structs.fields(body)):
+            described += " (send {} for the defaults)"
+        return described
+    return getattr(body, "__name__", str(body))
 
 
 def _not_found(exc: NotFound) -> ProblemDetailsException:
