@@ -32,12 +32,13 @@ fmt: $(VENV)/.installed
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-# Benchmarks (docs/benchmarks.md). Full: online runs of 1, 10 and 100 concurrent games and
-# clock runs of 20 and 200 timed games (~5 min); GAMES=1,10,100,1000 adds the 1000-game run.
+# Benchmarks (docs/benchmarks.md, which says how long each run takes). Full: online runs of 1,
+# 10 and 100 concurrent games and clock runs of 20 and 200 timed games; GAMES=1,10,100,1000
+# adds the 1000-game run.
 bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
 
-# A short run for CI (~45 s): 1 and 10 games, 5 s windows, one clock run.
+# A short run for CI: 1 and 10 games, 5 s windows, one clock run.
 bench-quick: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --quick
 
