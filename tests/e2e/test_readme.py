@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from service.api.app import create_app
+from tests.deals import seeds_where
 from tests.live_server import serve
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -98,7 +99,10 @@ def _marker(i: int) -> str:
 
 @pytest.fixture(scope="module")
 def readme_run(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    app = create_app(database_url, rate_limit_per_second=0)
+    # Seat 1 is dealt bee 1, so the solo walk-through's first bee is too low and every line of
+    # it runs (its `if` included). The online game's deal takes Bob's seed: whatever it is.
+    seeds = seeds_where(4, lambda hands, stems: 1 in hands[0])
+    app = create_app(database_url, rate_limit_per_second=0, server_seeds=seeds)
     server = serve(app)
     base = next(server)
     try:
@@ -283,16 +287,13 @@ def test_the_solo_walk_through_plays_a_whole_game(readme_run: Run) -> None:
     lowest = objects[1]
     assert lowest["bee"] == hand[0] and isinstance(lowest["too_low"], bool)
     assert objects[2] == {"phase": "picking", "tapped": hand[0]}
-    confirmed = objects[3]
-    if confirmed["phase"] == "choosing":
-        # The too-low branch: the choice is ours, for our bee, and taking it moves on.
-        assert lowest["too_low"] is True and confirmed["turn"] == 1
-        choice, taken = objects[4], objects[5]
-        assert choice["seat"] == 1 and choice["bee"] == hand[0] and choice["yours"] is True
-        assert 1 <= choice["cheapest"] <= 4
-        assert taken == {"phase": "picking", "turn": 2}
-    else:
-        assert confirmed == {"phase": "picking", "turn": 2}
+    # The deal gave seat 1 bee 1 (see `readme_run`): too low, the lowest of all, so ours to place.
+    assert hand[0] == 1 and lowest["too_low"] is True
+    assert objects[3] == {"phase": "choosing", "turn": 1}
+    choice, taken = objects[4], objects[5]
+    assert choice["seat"] == 1 and choice["bee"] == 1 and choice["yours"] is True
+    assert 1 <= choice["cheapest"] <= 4
+    assert taken == {"phase": "picking", "turn": 2}
     moves = _moves(output)
     _check_play(moves)
     confirms = [sent for sent, _ in moves if sent["type"] == "confirm"]
