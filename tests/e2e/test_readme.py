@@ -242,6 +242,8 @@ def test_the_sample_matcher_is_neither_blind_nor_picky() -> None:
     assert not matches(f"{game}: every check passed.", f"{game}: 1 check failed.")
     assert matches("✓ commitment  to e79323d06dd12336…", "✓ commitment  to ab12cd34ef…")
     assert matches("yjk0RkZhg_htBi2VwoGAaoeIRNWprGUZI43Ap6Muit0", "Q2-x_" + "k" * 38)
+    assert matches("stings [0, 9, 21, 14], won by …", "stings [9, 26, 5, 5], won by seat 3, seat 4")
+    assert not matches("stings [0, 9, 21, 14], won by …", "stings [9, 26, 5], won by seat 3")
 
 
 def _unmatched(samples: list[str], output: list[str]) -> list[str]:
