@@ -341,5 +341,6 @@ def test_the_online_walk_through_plays_audits_and_plays_again(readme_run: Run) -
     assert result["reason"] == "finished" and set(result["winners"]) <= {1, 2, 3, 4}
     audit = next(line for line in output if line.startswith("Game "))
     assert audit == f"Game {committed['game_id']}: every check passed."
+    assert f"commitment:  {committed['commitment']}" in output, "held to the commitment kept"
     assert not any(line.startswith("✗") for line in output)
     assert objects[-1] == {"phase": "picking", "turn": 1}, "play again deals a new game"
