@@ -120,7 +120,20 @@ async def open_pool(
     above): acquiring a connection, connecting, each statement, lock waits, idle transactions.
     """
 
+    settings = dict(SERVER_SETTINGS if server_settings is None else server_settings)
+
     async def init(conn: Connection) -> None:
+        # Set per connection, not as startup parameters: PgBouncer refuses unknown startup
+        # parameters (or, told to ignore them, drops them silently); a SET reaches PostgreSQL
+        # either way. One round trip per new connection; RESET ALL never runs (see reset).
+        if settings:
+            await conn.execute(
+                "select "
+                + ", ".join(
+                    f"set_config('{name}', ${i}, false)" for i, name in enumerate(settings, start=1)
+                ),
+                *settings.values(),
+            )
         await assume_app_role(conn)
 
     async def reset(conn: Connection) -> None:
@@ -129,9 +142,9 @@ async def open_pool(
         adds a round trip per release (`pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
         RESET ALL`) that undoes nothing this service does: it takes only transaction-level
         advisory locks, opens no cursors outside transactions, never LISTENs on a pool
-        connection, and sets nothing per session but the role (kept on purpose) and the
-        startup settings (which RESET ALL keeps). Every pool.fetch() paid it: the profile
-        showed it as the biggest single cost (docs/benchmarks.md)."""
+        connection, and sets nothing per session but the role and the timeouts of ``init``
+        (both kept on purpose: RESET ALL would undo the timeouts). Every pool.fetch() paid
+        it: the profile showed it as the biggest single cost (docs/benchmarks.md)."""
 
     pool = BoundedPool(
         url,
@@ -146,7 +159,6 @@ async def open_pool(
         record_class=asyncpg.Record,
         timeout=connect_timeout,
         command_timeout=command_timeout,
-        server_settings=dict(SERVER_SETTINGS if server_settings is None else server_settings),
     )
     pool.acquire_timeout = acquire_timeout
     await pool

@@ -44,7 +44,9 @@ async def test_every_response_has_a_request_id(client: AsyncTestClient[Litestar]
     assert re.fullmatch(r"[0-9a-f]{32}", unknown.headers["x-request-id"])
     mine = await client.get("/health/live", headers={"X-Request-ID": "trace-me-42"})
     assert mine.headers["x-request-id"] == "trace-me-42"
-    refused = await client.post("/guests", content=b"{", headers={"content-type": "application/json"})
+    refused = await client.post(
+        "/guests", content=b"{", headers={"content-type": "application/json"}
+    )
     assert refused.status_code == 400 and refused.headers["x-request-id"]
 
 

@@ -99,7 +99,7 @@ def test_half_open_requests_hold_no_capacity(swarm: Any) -> None:
     slow = _open(
         server.port,
         b"POST /guests HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 14\r\nConnection: close\r\n\r\n{\"name\":",
+        b'Content-Length: 14\r\nConnection: close\r\n\r\n{"name":',
     )
     time.sleep(1)
     slow.sendall(b' "Bo"}')

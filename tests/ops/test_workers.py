@@ -148,9 +148,7 @@ async def test_two_workers_keep_moves_streams_and_clocks_right(
     lines = [line for line in server.log_text().splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is one JSON object
     # The start-up probe's /health/ready calls apart, one access line per request made here.
-    access = [
-        r for r in records if r.get("event") == "request" and r["path"] != "/health/ready"
-    ]
+    access = [r for r in records if r.get("event") == "request" and r["path"] != "/health/ready"]
     served_by = {r["pid"] for r in access}
     assert len(served_by) == 2, f"requests were served by {served_by}"
     assert len(access) == requests, (len(access), requests)
