@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -15,6 +16,10 @@ import httpx
 import pytest
 
 from tests.live_server import free_port
+
+# httpx logs every request at INFO; from the follower threads here, after pytest has closed
+# the stream a handler was given, that only prints "Logging error" noise.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 class Swarm:

@@ -65,7 +65,7 @@ def _follow(url: str, token: str, game: str, out: dict[str, Any]) -> None:
     out["ended_at"] = time.monotonic()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_shutdown_ends_streams_and_finishes_requests(
     swarm: Any, own_database: str, sig: int
 ) -> None:
