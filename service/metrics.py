@@ -6,10 +6,11 @@ Counters and histograms are process-wide, as prometheus_client wants; with sever
 worker's figures (gauges as `livesum`: the workers alive now).
 
 Who increments what:
-* service/api/app.py (the edge): moves, open streams, rate-limit refusals, overload refusals.
+* service/api/edge.py: moves, open streams, rate-limit and overload refusals, slow bodies.
 * service/store/pool.py: pool waits.
-* the use-case layer: append conflicts (each retry after a stream version conflict) and timer
-  lateness (each fired timer: now − deadline). Games running is read from the lobby.
+* service/usecases/retry.py: append conflicts (each stream version conflict, before its retry).
+* service/usecases/clock.py: timer lateness (each fired timer: now − deadline).
+* service/api/app.py: games running, read from the lobby every few seconds.
 """
 
 from __future__ import annotations

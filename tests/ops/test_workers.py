@@ -153,7 +153,14 @@ async def test_two_workers_keep_moves_streams_and_clocks_right(
     assert len(served_by) == 2, f"requests were served by {served_by}"
     assert len(access) == requests, (len(access), requests)
     assert all(r.get("request_id") for r in access)
-    assert "swarm_moves_total" in metrics  # added up over both workers
+    # Added up over both workers: the moves, and each clock firing's lateness.
+    assert "swarm_moves_total" in metrics
+    lateness = [
+        float(line.split()[-1])
+        for line in metrics.splitlines()
+        if line.startswith("swarm_timer_lateness_seconds_count")
+    ]
+    assert lateness and sum(lateness) > 0, "timer lateness was not recorded"
     print(
         f"{requests} requests over workers {sorted(served_by)}, "
         f"{len(acked)} moves, {expiries[0]} clock events, {len(received)} streams"
