@@ -5,14 +5,15 @@ says which pid served each). Two timed games are played: the host moves, the oth
 never does, so the clock plays their turns. Afterwards, from the database: every acknowledged
 move is in the log; every stream follower received every version once, in order, whichever
 worker it was connected to and whichever worker appended; no turn was started or revealed
-twice although both workers run the clock; and the log is one JSON object a line, with one
-access line per request.
+twice although both workers run the clock; the log is one JSON object a line, with one
+access line per request; and SIGTERM stops both workers cleanly.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 import uuid
 from typing import Any
@@ -144,6 +145,13 @@ async def test_two_workers_keep_moves_streams_and_clocks_right(
         assert versions == list(range(1, last[stream] + 1)), (stream, versions)
     assert twice == []
     assert expiries is not None and expiries[0] > 0, "the clock never played a turn"
+
+    # SIGTERM to the supervisor: both workers drain and the whole thing exits cleanly.
+    stopping = time.monotonic()
+    server.signal(signal.SIGTERM)
+    assert server.wait(timeout=10) == 0
+    assert time.monotonic() - stopping < 5
+    assert "Traceback" not in server.log_text()
 
     lines = [line for line in server.log_text().splitlines() if line.strip()]
     records = [json.loads(line) for line in lines]  # every line is one JSON object
