@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import logging.config
 import os
-import sys
 import tempfile
 from typing import Any
 
@@ -113,45 +113,62 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._await_headers()
 
 
-def configure_logging(level: str) -> None:
-    """Every line as one JSON object on stdout: structlog's own and the standard library's
-    (uvicorn's errors, asyncpg, the embedded PostgreSQL), so a log shipper reads one format."""
-    renderer = structlog.processors.JSONRenderer()
-    shared: list[Any] = [
-        structlog.contextvars.merge_contextvars,
-        structlog.stdlib.add_log_level,
-        structlog.stdlib.add_logger_name,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
-    ]
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(
-            processors=[
-                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-                structlog.processors.format_exc_info,
-                renderer,
-            ],
-            foreign_pre_chain=shared,
-        )
+def json_formatter() -> logging.Formatter:
+    """The standard library's records (uvicorn, asyncpg, the embedded PostgreSQL) rendered as
+    the same JSON objects as structlog's own lines."""
+    return structlog.stdlib.ProcessorFormatter(
+        processors=[
+            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        foreign_pre_chain=[
+            structlog.contextvars.merge_contextvars,
+            structlog.stdlib.add_log_level,
+            structlog.stdlib.add_logger_name,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+        ],
     )
+
+
+def log_config(level: str) -> dict[str, Any]:
+    """For `logging.config.dictConfig`; uvicorn applies it in every worker process too."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "service.serve.json_formatter"}},
+        "handlers": {
+            "stdout": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stdout",
+            }
+        },
+        "root": {"handlers": ["stdout"], "level": level},
+        "loggers": {
+            "uvicorn": {"handlers": [], "propagate": True},
+            "uvicorn.error": {"handlers": [], "propagate": True},
+            # The edge layer writes the one access line per request.
+            "uvicorn.access": {"handlers": [], "propagate": False, "level": "CRITICAL"},
+        },
+    }
+
+
+def configure_logging(level: str) -> None:
+    """Every line as one JSON object on stdout, structlog's and the standard library's alike,
+    so a log shipper reads one format."""
+    logging.config.dictConfig(log_config(level))
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
-            renderer,
+            structlog.processors.JSONRenderer(),
         ],
         logger_factory=structlog.PrintLoggerFactory(),
         cache_logger_on_first_use=False,
     )
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
-        logging.getLogger(name).handlers[:] = []
-        logging.getLogger(name).propagate = True
-    logging.getLogger("uvicorn.access").disabled = True  # the edge layer logs each request
 
 
 def uvicorn_config(settings: Settings) -> uvicorn.Config:
@@ -164,7 +181,7 @@ def uvicorn_config(settings: Settings) -> uvicorn.Config:
         http=GuardedHttpToolsProtocol,
         lifespan="on",
         access_log=False,
-        log_config=None,
+        log_config=log_config(settings.log_level),
         log_level=settings.log_level.lower(),
         timeout_keep_alive=int(max(1, settings.keep_alive_timeout)),
         # Streams are ended at the signal (service/api/edge.py); this bounds the rest.

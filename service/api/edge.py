@@ -85,7 +85,8 @@ def drain_on_signals(loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
     }
 
     def handler(sig: int, frame: FrameType | None) -> None:
-        loop.call_soon_threadsafe(begin_shutdown)
+        with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing to end
+            loop.call_soon_threadsafe(begin_shutdown)
         server_handler = previous[sig]
         if callable(server_handler):
             server_handler(sig, frame)

@@ -10,8 +10,11 @@ data in a temporary folder (SWARM_DATA_DIR).
 from __future__ import annotations
 
 import json
+import shutil
 import signal
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,18 @@ def _postgres_processes(data_dir: Path) -> list[int]:
     return sorted(set(found))
 
 
-def test_crash_then_ctrl_c_leaves_no_postgres(swarm: Any, tmp_path: Path) -> None:
-    data_dir = (tmp_path / "pgdata").resolve()
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    # Not under pytest's tmp_path: every pytest session on the machine resets its root to
+    # 0700, and the embedded server (run as its own user when we are root) must reach it.
+    folder = Path(tempfile.mkdtemp(prefix="swarm-crash-"))
+    try:
+        yield (folder / "pgdata").resolve()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_crash_then_ctrl_c_leaves_no_postgres(swarm: Any, data_dir: Path) -> None:
     first = swarm(database=None, SWARM_DATA_DIR=str(data_dir)).start(timeout=120)
     assert _postgres_processes(data_dir), "the embedded server should be running"
     first.kill()  # SIGKILL: no atexit, no cleanup
