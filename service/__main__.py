@@ -74,13 +74,21 @@ def main(argv: list[str] | None = None) -> int:
     from service.serve import configure_logging, serve_http
 
     configure_logging(settings.log_level)
+    import psycopg
+
+    from service.store.database import NoDatabase
+    from service.store.migrate import MigrationError
+
+    try:
+        url = _database_url(settings)
+    except (NoDatabase, MigrationError, psycopg.OperationalError) as exc:
+        print(f"swarm: {exc}".rstrip(), file=sys.stderr)
+        return 1
     if args.command == "migrate":
-        _database_url(settings)
         return 0
 
     # The app factory (in each worker) reads its settings from the environment: pass on the
     # URL of the embedded server, which lives in this process and stops when it exits.
-    url = _database_url(settings)
     os.environ["DATABASE_URL"] = url
     return serve_http(settings.with_(database_url=url))
 

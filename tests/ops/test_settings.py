@@ -109,3 +109,16 @@ def test_the_readme_table_lists_every_setting_with_its_default() -> None:
         else:
             assert _parse(field.name, shown.replace(",", "")) == default, (variable, cell)
     assert len(rows) == len(fields(Settings))
+
+
+def test_an_unreachable_database_is_one_line_not_a_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "service", "migrate"],
+        env={"DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("swarm: connection failed")
+    assert "Traceback" not in result.stderr
