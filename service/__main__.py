@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="swarm", description="Swarm game server")
     parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("serve", "run"):  # `run`: the name `make run` and older scripts use
+    for name in ("serve", "run"):  # `run`: the name older scripts and the fault tests use
         serve = commands.add_parser(
             name,
             help="serve the HTTP API (embedded PostgreSQL if no DATABASE_URL)"
