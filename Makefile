@@ -7,11 +7,11 @@ PYTHON ?= python3
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,embedded,tracing]'
 	touch $@
 
 run: $(VENV)/.installed
-	$(PY) -m service run
+	$(PY) -m service serve
 
 migrate: $(VENV)/.installed
 	$(PY) -m service migrate

@@ -1,0 +1,3 @@
+"""Swarm game server."""
+
+__version__ = "0.1.0"  # the one version: package metadata and the OpenAPI document

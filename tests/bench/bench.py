@@ -689,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     profile_dir = Path(tempfile.mkdtemp(prefix="swarm-profile-")) if args.profile else None
     started = time.perf_counter()
 
-    server_url = provide_database_url()
+    server_url = provide_database_url(os.environ.get("DATABASE_URL"))
     name = f"swarm_bench_{uuid.uuid4().hex[:12]}"
     url = ensure_database(server_url, name)
     results: dict[str, Any] = {

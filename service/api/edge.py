@@ -1,0 +1,315 @@
+"""The ASGI layer around the whole Litestar app, unknown paths included.
+
+In order, for every HTTP request:
+
+1. **Request id**: the client's `X-Request-ID` (64 characters at most) or a new one, bound to
+   every log line of the request and echoed on every response (404s for unknown paths too).
+2. **One access log line** (JSON, through structlog) when the response ends: method, path,
+   operation, status, duration, request id. Never headers, query values or bodies.
+3. **The body first**: a request with a body is read whole (up to the body limit) before it
+   counts as work in flight; a body that does not arrive within `body_timeout` gets 408 and
+   the connection closed. So half-open requests (headers sent, body never) hold a socket, not
+   a slot: they cannot make real players' moves wait or fail (issue 13).
+4. **Work in flight**: at most `max_in_flight` requests and `max_streams` streams at once;
+   more are refused at once with 503 `overloaded`.
+5. **Draining**: on shutdown (`begin_shutdown()`, called on SIGTERM/SIGINT) every open stream
+   is ended with `retry: 1000`, so its client reconnects (to another instance, with
+   `Last-Event-ID`) and loses nothing; requests in flight finish normally.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import threading
+import time
+import uuid
+import weakref
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+import msgspec
+import structlog
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from service import metrics
+
+log = structlog.get_logger("service.access")
+
+# The last message of a stream ended by a shutdown: an SSE comment and a reconnection delay.
+DRAIN_MESSAGE = b": the server is restarting; reconnect with Last-Event-ID\nretry: 1000\n\n"
+
+
+def _problem(status: int, code: str, title: str, detail: str) -> bytes:
+    return msgspec.json.encode(
+        {
+            "type": f"urn:swarm:problem:{code}",
+            "title": title,
+            "status": status,
+            "detail": detail,
+            "code": code,
+        }
+    )
+
+
+_OVERLOADED = _problem(
+    503, "overloaded", "The service is busy", "Too much work in flight; try again shortly."
+)
+_INTERNAL = _problem(500, "internal-error", "Internal server error", "This is a bug.")
+_BODY_TIMEOUT = _problem(
+    408, "request-timeout", "Request body too slow", "The request body did not arrive in time."
+)
+
+_PID = os.getpid()  # which worker served it, when there are several
+_edges: weakref.WeakSet[Edge] = weakref.WeakSet()  # every app of this process
+
+
+def drain_on_signals(loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    """Make SIGTERM and SIGINT end this process's streams at once, then go on to the server's
+    own handler (uvicorn's: stop accepting, wait for requests in flight, lifespan shutdown).
+
+    Without this, uvicorn waits for every connection to close before the lifespan shutdown,
+    and a stream never closes by itself: the process hung until SIGKILL. Done from the lifespan
+    so it holds however uvicorn was started (`swarm serve`, workers, the uvicorn CLI). Returns
+    a function restoring the previous handlers. Only the main thread can set handlers; test
+    servers in a thread are stopped another way.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous: dict[int, Any] = {
+        sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)
+    }
+
+    def handler(sig: int, frame: FrameType | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing to end
+            loop.call_soon_threadsafe(begin_shutdown)
+        server_handler = previous[sig]
+        if callable(server_handler):
+            server_handler(sig, frame)
+            # uvicorn re-raises the signal after a graceful exit, so the process "dies of"
+            # it: SIGINT then becomes a KeyboardInterrupt traceback, and SIGTERM skips the
+            # atexit hook that stops the embedded PostgreSQL. The exit was clean: say so.
+            captured = getattr(getattr(server_handler, "__self__", None), "_captured_signals", None)
+            if isinstance(captured, list) and sig in captured:
+                captured.remove(sig)
+
+    for sig in previous:
+        signal.signal(sig, handler)
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            if signal.getsignal(sig) is handler:
+                signal.signal(sig, old)
+
+    return restore
+
+
+def begin_shutdown() -> None:
+    """End every open stream of every app in this process (called from the event loop)."""
+    for edge in list(_edges):
+        edge.draining.set()
+
+
+class Edge:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_in_flight: int,
+        max_streams: int,
+        max_body_bytes: int,
+        body_timeout: float,
+    ) -> None:
+        self.app = app
+        self.max_in_flight = max_in_flight
+        self.max_streams = max_streams
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+        self.requests = 0
+        self.streams = 0
+        self.draining = asyncio.Event()
+        _edges.add(self)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers = dict(scope["headers"])
+        request_id = headers.get(b"x-request-id", b"").decode("latin-1")[:64] or uuid.uuid4().hex
+        structlog.contextvars.bind_contextvars(request_id=request_id)
+        status = 500
+        response_started = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, response_started
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                response_started = True
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode("latin-1")),
+                ]
+            await send(message)
+
+        try:
+            await self._admit(scope, headers, receive, send_with_id)
+        except Exception:
+            log.exception("request failed outside the app")
+            if not response_started:
+                await _respond(
+                    send_with_id,
+                    500,
+                    _problem(500, "internal", "Internal error", "Something went wrong."),
+                )
+        finally:
+            route = scope.get("route_handler")
+            operation = getattr(route, "operation_id", None) if route is not None else None
+            if operation == "submitMove" and 200 <= status < 300:
+                metrics.MOVES.inc()
+            elif status == 429:
+                metrics.RATE_LIMITED.inc()
+            log.info(
+                "request",
+                method=scope["method"],
+                path=scope["path"],
+                operation=operation if isinstance(operation, str) else None,
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                pid=_PID,
+            )
+            structlog.contextvars.unbind_contextvars("request_id")
+
+    async def _admit(
+        self, scope: Any, headers: dict[bytes, bytes], receive: Receive, send: Send
+    ) -> None:
+        if b"content-length" in headers or b"transfer-encoding" in headers:
+            try:
+                received = await self._read_body(receive)
+            except TimeoutError:
+                metrics.SLOW_CLIENTS.inc()
+                await _respond(send, 408, _BODY_TIMEOUT, close=True)
+                return
+            receive = _replay(received, receive)
+        is_stream = scope["method"] == "GET" and scope["path"].endswith("/stream")
+        if is_stream:
+            if self.streams >= self.max_streams:
+                metrics.OVERLOADED.inc()
+                await _respond(send, 503, _OVERLOADED, retry_after="1")
+                return
+            self.streams += 1
+            metrics.OPEN_STREAMS.inc()
+            try:
+                await self._stream(scope, receive, send)
+            finally:
+                self.streams -= 1
+                metrics.OPEN_STREAMS.dec()
+            return
+        if self.requests >= self.max_in_flight:
+            metrics.OVERLOADED.inc()
+            await _respond(send, 503, _OVERLOADED, retry_after="1")
+            return
+        self.requests += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.requests -= 1
+
+    async def _read_body(self, receive: Receive) -> list[Any]:
+        """The request's messages up to the end of its body (or just past the body limit, so
+        the app answers 413 as usual), within `body_timeout`."""
+        messages: list[Any] = []
+        size = 0
+        async with asyncio.timeout(self.body_timeout):
+            while True:
+                message = await receive()
+                messages.append(message)
+                if message["type"] != "http.request":
+                    return messages  # the client went away: the app sees it as usual
+                size += len(message.get("body", b""))
+                if size > self.max_body_bytes or not message.get("more_body", False):
+                    return messages
+
+    async def _stream(self, scope: Any, receive: Receive, send: Send) -> None:
+        """Run a stream so a shutdown can end it cleanly: the last message says when to
+        reconnect, and the app sees the client as gone (which stops its generator)."""
+        lock = asyncio.Lock()
+        state = {"started": False, "ended": False, "ok": False}
+
+        async def finish() -> None:
+            # Under the lock: never in the middle of another message.
+            if state["started"] and state["ok"] and not state["ended"]:
+                state["ended"] = True
+                with contextlib.suppress(OSError):
+                    await send(
+                        {"type": "http.response.body", "body": DRAIN_MESSAGE, "more_body": False}
+                    )
+
+        async def guarded_send(message: Message) -> None:
+            async with lock:
+                if state["ended"]:
+                    return  # ended for the shutdown: the app's late messages go nowhere
+                if message["type"] == "http.response.start":
+                    state["started"] = True
+                    state["ok"] = message["status"] == 200
+                elif message["type"] == "http.response.body" and not message.get("more_body"):
+                    state["ended"] = True
+                await send(message)
+                if self.draining.is_set() and message["type"] == "http.response.body":
+                    await finish()
+
+        async def guarded_receive() -> Any:
+            if self.draining.is_set():
+                async with lock:
+                    await finish()
+                return {"type": "http.disconnect"}
+            incoming = asyncio.ensure_future(receive())
+            drained = asyncio.ensure_future(self.draining.wait())
+            try:
+                done, _ = await asyncio.wait(
+                    {incoming, drained}, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                drained.cancel()
+            if incoming in done:
+                return incoming.result()
+            incoming.cancel()
+            async with lock:
+                await finish()
+            return {"type": "http.disconnect"}
+
+        await self.app(scope, guarded_receive, guarded_send)
+
+
+def _replay(messages: list[Any], receive: Receive) -> Receive:
+    pending = list(messages)
+
+    async def replayed() -> Any:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, *, retry_after: str | None = None, close: bool = False
+) -> None:
+    headers: list[tuple[bytes, bytes]] = [
+        (b"content-type", b"application/problem+json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if retry_after is not None:
+        headers.append((b"retry-after", retry_after.encode()))
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def wrap(app: Any, **limits: Any) -> Edge:
+    return Edge(app, **limits)

@@ -1,0 +1,62 @@
+"""Operations endpoints: liveness, readiness and Prometheus metrics.
+
+`/health/live` answers while the process can serve HTTP (no database call: a restart would not
+cure a database outage). `/health/ready` answers 200 only when the database answers and every
+migration on disk has been applied, so a load balancer sends no traffic to an instance that is
+starting, cut off from PostgreSQL, or older than the schema it finds.
+"""
+
+from __future__ import annotations
+
+import msgspec
+from litestar import get
+from litestar.datastructures import State
+from litestar.plugins.prometheus import PrometheusController
+
+from service.api.problems import problem, responses
+from service.store.migrate import migration_files
+
+
+class Liveness(msgspec.Struct):
+    status: str
+
+
+class Readiness(msgspec.Struct):
+    status: str
+    database: str
+    migrations: str
+
+
+def expected_migrations() -> list[str]:
+    return [path.name for path in migration_files()]
+
+
+@get("/health/live", operation_id="healthLive", tags=["operations"])
+async def health_live() -> Liveness:
+    """The process is up and serving HTTP. No database call."""
+    return Liveness(status="ok")
+
+
+@get("/health/ready", operation_id="healthReady", tags=["operations"], responses=responses(503))
+async def health_ready(state: State) -> Readiness:
+    """Ready for traffic: the database answers and every migration on disk is applied."""
+    expected: list[str] = state.expected_migrations
+    applied = await state.pool.fetchval(
+        "select count(*) from schema_migrations where name = any($1::text[])", expected
+    )
+    if applied != len(expected):
+        raise problem(
+            503,
+            "migrations-pending",
+            "Migrations pending",
+            f"{len(expected) - applied} of {len(expected)} migrations are not applied yet; "
+            "run `swarm migrate`.",
+            **{"Retry-After": "5"},
+        )
+    return Readiness(status="ok", database="ok", migrations="current")
+
+
+class Metrics(PrometheusController):
+    """Prometheus text format at /metrics (not part of the API document)."""
+
+    include_in_schema = False

@@ -1,0 +1,52 @@
+"""The service's own Prometheus metrics (request latency by operation comes from Litestar's
+PrometheusConfig, see service/api/app.py). Served at /metrics.
+
+Counters and histograms are process-wide, as prometheus_client wants; with several workers
+`swarm serve` points PROMETHEUS_MULTIPROC_DIR at a fresh directory so /metrics adds up every
+worker's figures (gauges as `livesum`: the workers alive now).
+
+Who increments what:
+* service/api/edge.py: moves, open streams, rate-limit and overload refusals, slow bodies.
+* service/store/pool.py: pool waits.
+* service/usecases/retry.py: append conflicts (each stream version conflict, before its retry).
+* service/usecases/clock.py: timer lateness (each fired timer: now − deadline).
+* service/api/app.py: games running, read from the lobby every few seconds.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+MOVES = Counter("swarm_moves_total", "Moves accepted (submitMove answered 2xx)")
+OPEN_STREAMS = Gauge(
+    "swarm_open_streams", "Server-Sent Events streams open now", multiprocess_mode="livesum"
+)
+GAMES_RUNNING = Gauge(
+    "swarm_games_running",
+    "Games being played, database-wide (from the lobby, refreshed every few seconds)",
+    multiprocess_mode="mostrecent",
+)
+TIMER_LATENESS = Histogram(
+    "swarm_timer_lateness_seconds",
+    "How long after its deadline each turn timer fired",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0),
+)
+POOL_WAIT = Histogram(
+    "swarm_pool_wait_seconds",
+    "Time spent waiting for a free database connection",
+    buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 3.0),
+)
+POOL_EXHAUSTED = Counter(
+    "swarm_pool_exhausted_total", "Waits for a connection that ran out of time (503 overloaded)"
+)
+APPEND_CONFLICTS = Counter(
+    "swarm_append_conflicts_total",
+    "Appends refused because the stream moved on (each is retried or answered 409)",
+)
+RATE_LIMITED = Counter("swarm_rate_limited_total", "Requests refused with 429 by the rate limit")
+OVERLOADED = Counter(
+    "swarm_overloaded_total", "Requests refused with 503 because too much work was in flight"
+)
+SLOW_CLIENTS = Counter(
+    "swarm_slow_client_total", "Requests dropped because the body did not arrive in time"
+)
