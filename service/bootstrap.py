@@ -24,12 +24,14 @@ from service.usecases.deals import Deals
 from service.usecases.exports import Exports
 from service.usecases.identity import Identity
 from service.usecases.money import Money
+from service.usecases.my_games import MyTables
 from service.usecases.play import Play
 from service.usecases.profiles import Profiles
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns
 from service.usecases.streams import Streams
 from service.usecases.tables import Tables
+from service.usecases.watching import Watching
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,8 @@ class Swarm:
     clock: TurnClock
     streams: Streams
     exports: Exports
+    watching: Watching
+    my_games: MyTables
 
 
 def bootstrap(
@@ -61,6 +65,7 @@ def bootstrap(
     money = Money(ctx)
     deals = Deals(ctx, money)
     play = Play(ctx, repository, deals, turns)
+    watching = Watching(ctx, repository)
     return Swarm(
         ctx=ctx,
         repository=repository,
@@ -70,6 +75,8 @@ def bootstrap(
         tables=Tables(ctx, repository, deals, money, turns),
         play=play,
         clock=TurnClock(ctx, play),
-        streams=Streams(ctx, repository),
+        streams=Streams(ctx, repository, watching),
         exports=Exports(ctx, repository),
+        watching=watching,
+        my_games=MyTables(ctx, repository),
     )

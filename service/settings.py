@@ -61,6 +61,8 @@ class Settings:
     metrics: bool = True  # serve /metrics
     tracing: str = "off"  # off | otlp (OTEL_EXPORTER_OTLP_* variables) | console
     forwarded_allow_ips: str = "127.0.0.1"  # proxies whose X-Forwarded-For is believed
+    # -- browsers -----------------------------------------------------------------------------
+    cors_origins: str = ""  # comma-separated origins whose pages may call the API; "": none
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -126,7 +128,16 @@ class Settings:
                     ipaddress.ip_network(item, strict=False)
                 except ValueError:
                     found.append(f"{ENV['forwarded_allow_ips']}: {item!r} is not an address")
+        for origin in self.cors_origin_list:
+            if not re.fullmatch(r"https?://[^/\s]+", origin):
+                found.append(
+                    f"{ENV['cors_origins']}: {origin!r} is not an origin like https://host[:port]"
+                )
         return found
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

@@ -20,7 +20,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
-from service.api.routes import AUTH, Caller, Name, Service
+from service.api.routes import AUTH, Caller, Name, Service, strict_body
 from service.bootstrap import Swarm
 from service.usecases.accounts import (
     PASSWORD_MAX,
@@ -31,7 +31,8 @@ from service.usecases.accounts import (
     TooManyAttempts,
 )
 from service.usecases.errors import Unauthorized
-from service.usecases.identity import Player
+from service.usecases.identity import Player, token_hash
+from service.usecases.my_games import MyGames
 from service.usecases.profiles import LeaderboardOrder, LeaderboardPage, Profile, PublicProfile
 
 Password = Annotated[
@@ -112,6 +113,7 @@ def _session_out(session: Session) -> SessionOut:
 
 class AccountController(Controller):
     path = "/accounts"
+    before_request = staticmethod(strict_body)
     tags = ["accounts"]
     dependencies = DEPENDENCIES
     security = OPTIONAL_AUTH
@@ -142,6 +144,7 @@ class AccountController(Controller):
 
 class SessionController(Controller):
     path = "/sessions"
+    before_request = staticmethod(strict_body)
     tags = ["accounts"]
     dependencies = DEPENDENCIES
 
@@ -180,18 +183,21 @@ class SessionController(Controller):
         responses=responses(401, 503),
     )
     async def logout(
-        self, request: Request[Any, Any, Any], player: Caller, accounts: Users
+        self, request: Request[Any, Any, Any], player: Caller, service: Service, accounts: Users
     ) -> None:
-        """Revoke the token this request carries, at once, on every server instance. Other
-        tokens of the same player (other devices) stay valid."""
+        """Revoke the token this request carries, at once, on every server instance, with its
+        stream tickets; streams opened with it are closed. Other tokens of the same player
+        (other devices) stay valid."""
         token = _bearer(request)
         if token is None:  # pragma: no cover - `player` already required one
             raise Unauthorized("Send `Authorization: Bearer <token>`.")
         await accounts.logout(token)
+        await service.watching.token_revoked(token_hash(token))
 
 
 class ProfileController(Controller):
     path = "/"
+    before_request = staticmethod(strict_body)
     tags = ["players"]
     dependencies = DEPENDENCIES
     security = AUTH
@@ -202,6 +208,13 @@ class ProfileController(Controller):
         buy-in tables), XP and level (1 + XP ÷ 500), badges, online games played and won.
         Always the caller's: there is no way to read another's."""
         return await service.profiles.me(player)
+
+    @get("/me/games", operation_id="listMyGames", responses=responses(401, 503))
+    async def list_my_games(self, player: Caller, service: Service) -> MyGames:
+        """The tables you sit at now, solo ones included, most recently joined first, each
+        with its current game (its id, phase and turn) and whether it waits for your move:
+        what a client reloads to resume."""
+        return await service.my_games.list(player)
 
     @get(
         "/players/{player_id:uuid}",

@@ -18,12 +18,13 @@ from typing import Any
 
 import structlog
 from litestar import Litestar, Request
+from litestar.config.cors import CORSConfig
 from litestar.di import Provide
 from litestar.exceptions import ValidationException
 from litestar.logging.config import StructLoggingConfig
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.openapi.spec import Components, SecurityScheme, Tag
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
@@ -92,6 +93,7 @@ def create_app(
     rate_limit_per_second: int | None = None,
     pool_size: int | None = None,
     stream_heartbeat: float | None = None,
+    allowed_origins: list[str] | None = None,
 ) -> Litestar:
     config = settings if settings is not None else Settings.from_env()
     config = config.with_(
@@ -103,6 +105,7 @@ def create_app(
                 "rate_limit": rate_limit_per_second,
                 "pool_size": pool_size,
                 "stream_heartbeat": stream_heartbeat,
+                "cors_origins": None if allowed_origins is None else ",".join(allowed_origins),
             }.items()
             if value is not None
         }
@@ -212,6 +215,7 @@ def create_app(
         exception_handlers=exception_handlers,
         middleware=middleware,
         request_max_body_size=config.max_body_bytes,
+        cors_config=cors_config(config.cors_origin_list),
         openapi_config=openapi_config(),
         debug=False,
     )
@@ -239,14 +243,66 @@ async def _refresh_gauges(pool: Pool) -> None:
         await asyncio.sleep(GAMES_GAUGE_INTERVAL)
 
 
+def cors_config(origins: list[str]) -> CORSConfig | None:
+    """CORS for the origins in `SWARM_CORS_ORIGINS` (README, "Browsers"); none: no CORS at
+    all, and same-origin pages work as ever."""
+    if not origins:
+        return None
+    return CORSConfig(
+        allow_origins=origins,
+        allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+        allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"],
+        expose_headers=[
+            "Retry-After",
+            "WWW-Authenticate",
+            "X-Request-ID",
+            "RateLimit-Limit",
+            "RateLimit-Remaining",
+            "RateLimit-Reset",
+            "RateLimit-Policy",
+        ],
+        # Bearer tokens, not cookies: no credentials, so no origin can ride a browser session.
+        allow_credentials=False,
+        max_age=600,
+    )
+
+
+TAGS = [
+    Tag(name="players", description="Guests, profiles and where you sit (listMyGames)."),
+    Tag(name="accounts", description="Accounts, logging in and out."),
+    Tag(
+        name="tables",
+        description="Solo and online tables: the lobby, seats, starting, play again, seeds, "
+        "and the table's live stream.",
+    ),
+    Tag(
+        name="games",
+        description="A game: its view, moves, its log (paged and live), stream tickets for "
+        "browsers, and after the game its export and the server's verification.",
+    ),
+    Tag(name="operations", description="Health checks and metrics for operators."),
+]
+
+
 def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Swarm",
         version=__version__,
+        tags=TAGS,
+        use_handler_docstrings=True,
         description=(
             "Swarm, the bee card game of secret picks, as a REST API. Every action is an "
-            "immutable event; every view is rebuilt from them. Errors are RFC 9457 problem "
-            "details (`application/problem+json`)."
+            "immutable event; every view is rebuilt from them.\n\n"
+            "**Errors** are RFC 9457 problem details (`application/problem+json`) with a "
+            "`code` from one catalogue (docs/errors.md; the enum of `Problem.code`).\n\n"
+            "**Input** is decoded strictly: bodies are `application/json` (else 415), "
+            'integers are JSON integers (`17`, never `"17"` or `17.0`), unknown fields '
+            "and query parameters are refused (400).\n\n"
+            "**Streams** are Server-Sent Events; a browser authenticates them with a "
+            "stream ticket (`?ticket=`), never the bearer token. Cross-origin pages are "
+            "allowed only from the origins in `SWARM_CORS_ORIGINS`.\n\n"
+            "**Versions**: `info.version` is the package version (semantic versioning); "
+            "deprecated parts are marked `deprecated` and listed in CHANGELOG.md."
         ),
         path="/docs",
         render_plugins=docs_render_plugins(),
@@ -256,7 +312,15 @@ def openapi_config() -> OpenAPIConfig:
                     type="http",
                     scheme="bearer",
                     description="The token from createGuest, register or login",
-                )
+                ),
+                "streamTicket": SecurityScheme(
+                    type="apiKey",
+                    name="ticket",
+                    security_scheme_in="query",
+                    description="A short-lived ticket for one stream, from "
+                    "createGameStreamTicket or createTableStreamTicket (for a browser's "
+                    "EventSource, which cannot send an Authorization header)",
+                ),
             }
         ),
     )

@@ -7,8 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.static_files import create_static_files_router
+
+# The pages draw the refined document (service/api/openapi.py), the one /docs/openapi.json serves.
+from service.api.openapi import RefinedJson as JsonRenderPlugin
+from service.api.openapi import RefinedScalar as ScalarRenderPlugin
+from service.api.openapi import RefinedSwagger as SwaggerRenderPlugin
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 STATIC_PATH = "/static/docs"
@@ -34,6 +38,7 @@ def docs_render_plugins() -> list[Any]:
             favicon="",
             path="/swagger",
         ),
+        JsonRenderPlugin(),
     ]
 
 

@@ -1,4 +1,5 @@
-"""The committed contract: the OpenAPI document and the JSON Schemas of what we store and accept.
+"""The committed contract: the OpenAPI document, the JSON Schemas of what we store and accept,
+and the catalogue of error codes (docs/errors.md).
 
 `python -m service documents` writes them; `tests/contract/test_documents.py` fails when the
 committed copies drift from the code.
@@ -14,6 +15,8 @@ import msgspec
 from litestar.serialization import encode_json
 
 from service.api.app import create_app
+from service.api.openapi import describe, served_document
+from service.api.problems import CATALOGUE
 from service.domain.audit import GameExport
 from service.domain.rules.commands import Command
 from service.domain.rules.events import Event
@@ -29,7 +32,30 @@ def _dump(document: Any) -> str:
 
 def openapi_document() -> str:
     # Litestar's encoder knows the Structs that examples may hold; json.loads gives plain data.
-    return _dump(json.loads(encode_json(create_app().openapi_schema.to_schema())))
+    return _dump(json.loads(encode_json(served_document(create_app()))))
+
+
+def errors_document() -> str:
+    """docs/errors.md, from the one catalogue of problem codes (service/api/problems.py)."""
+    lines = [
+        "# Error codes",
+        "",
+        "Every refusal is an RFC 9457 problem (`application/problem+json`) with a `code` that",
+        "clients switch on; `type` is `urn:swarm:problem:<code>`. This is the whole catalogue:",
+        "the OpenAPI document lists the same codes as the enum of `Problem.code`, and a test",
+        "fails when the server can answer with a code missing here. Generated from",
+        "`service/api/problems.py` by `python -m service documents`.",
+        "",
+        "A 5xx is never the client's fault; a 4xx never changes anything on the server.",
+        "",
+        "| Code | Status | What it means | What to do |",
+        "|---|---|---|---|",
+    ]
+    for code, entry in sorted(CATALOGUE.items(), key=lambda item: (item[1].status, item[0])):
+        meaning = entry.meaning.replace("|", "\\|")
+        action = entry.action.replace("|", "\\|")
+        lines.append(f"| `{code}` | {entry.status} | {meaning} | {action} |")
+    return "\n".join(lines) + "\n"
 
 
 def json_schemas() -> dict[str, str]:
@@ -42,11 +68,19 @@ def json_schemas() -> dict[str, str]:
         "moves.schema.json": AnyMove,
         "game-export.schema.json": GameExport,
     }
-    return {name: _dump(msgspec.json.schema(union)) for name, union in unions.items()}
+    files = {}
+    for name, union in unions.items():
+        schema = msgspec.json.schema(union)
+        describe(schema.get("$defs", {}), [union])
+        files[name] = _dump(schema)
+    return files
 
 
 def documents() -> dict[Path, str]:
-    files = {ROOT / "openapi" / "openapi.json": openapi_document()}
+    files = {
+        ROOT / "openapi" / "openapi.json": openapi_document(),
+        ROOT / "docs" / "errors.md": errors_document(),
+    }
     files.update({ROOT / "schemas" / name: text for name, text in json_schemas().items()})
     return files
 

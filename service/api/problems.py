@@ -7,7 +7,7 @@ without parsing the URN. A 500 is always a bug: it is logged with the request id
 from __future__ import annotations
 
 import types
-from typing import Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 import asyncpg
 import msgspec
@@ -21,19 +21,297 @@ from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from service.usecases.play import MoveIdReused
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = structlog.get_logger(__name__)
 
 
+class Entry(msgspec.Struct, frozen=True):
+    """One code of the catalogue: its status, what it means, and what a client should do."""
+
+    status: int
+    meaning: str
+    action: str
+
+
+# Every problem `code` the service can answer with (docs/errors.md is written from this table
+# by `python -m service documents`; tests/contract/test_errors.py fails when the code can
+# raise a code missing here).
+CATALOGUE: dict[str, Entry] = {
+    # --- the request itself ---
+    "bad-request": Entry(
+        400,
+        "The request is malformed: a body that is not valid JSON or does not match its schema "
+        '(wrong types, no coercion of `"21"` or `21.0` to an integer, unknown fields, '
+        "missing fields), or a bad path, query or header parameter.",
+        "Fix the request; `detail` says which part is wrong. Do not retry it unchanged.",
+    ),
+    "body-required": Entry(
+        400,
+        "The operation needs a JSON body and none was sent.",
+        "Send the body; `detail` names the fields (or the move types) expected.",
+    ),
+    "unsupported-media-type": Entry(
+        415,
+        "A body was sent with a `Content-Type` other than `application/json`.",
+        "Send bodies as JSON with `Content-Type: application/json`.",
+    ),
+    "body-too-large": Entry(
+        413,
+        "The body is larger than the limit (16 KiB).",
+        "Send a smaller body; no valid request comes near the limit.",
+    ),
+    "method-not-allowed": Entry(
+        405,
+        "The path exists but not with this HTTP method.",
+        "Use the method the document gives for the path.",
+    ),
+    "not-found": Entry(
+        404,
+        "No such path, table, game or player.",
+        "Check the id; a table or game id comes from createTable, createSoloTable, listTables "
+        "or listMyGames.",
+    ),
+    "http-error": Entry(
+        400,
+        "Another HTTP-level refusal by the framework (status as given).",
+        "Read `status` and `detail`; fix the request.",
+    ),
+    # --- who you are ---
+    "unauthorized": Entry(
+        401,
+        "No bearer token, or one that is unknown, expired or revoked; or a stream ticket that "
+        "is unknown, for another stream, expired, or whose token was revoked.",
+        "Get a token (createGuest, register or login) and send `Authorization: Bearer "
+        "<token>`; for a stream ticket, ask for a new one.",
+    ),
+    "invalid-credentials": Entry(
+        401,
+        "Wrong account name or password (the same answer for both).",
+        "Ask the person to check both; after 5 failures in 15 minutes logins are refused with "
+        "`too-many-logins`.",
+    ),
+    "forbidden": Entry(
+        403,
+        "Not the caller's to see or do: a solo game or table of someone else, or a move in a "
+        "game the caller has no seat in.",
+        "Do not retry; only the seated player may do this.",
+    ),
+    "not-permitted": Entry(
+        403,
+        "A table action the caller is not permitted to take.",
+        "Do not retry; `detail` says why.",
+    ),
+    "not-seated": Entry(
+        403,
+        "The caller does not sit at this table.",
+        "Join the table first (joinTable), if it has a free seat.",
+    ),
+    "not-host": Entry(
+        403,
+        "Only the table's host may do this (start, fill with bees).",
+        "Ask the host; `host` in getTable says who it is.",
+    ),
+    "buy-in-needs-account": Entry(
+        403,
+        "Buy-in tables (stake > 0) need an account, not a guest.",
+        "Register (a guest keeps its identity), then open or join the table again.",
+    ),
+    # --- limits ---
+    "too-many-requests": Entry(
+        429,
+        "Too many requests from this token (or address) in the last second.",
+        "Wait for `Retry-After` seconds, then retry; slow down.",
+    ),
+    "too-many-logins": Entry(
+        429,
+        "Too many failed logins for this name or from this address in 15 minutes.",
+        "Wait for `Retry-After` seconds before trying again.",
+    ),
+    # --- the server ---
+    "database-unavailable": Entry(
+        503,
+        "The database is not reachable right now.",
+        "Retry after `Retry-After` seconds; moves carry a `move_id`, so a retried move is "
+        "applied once.",
+    ),
+    "overloaded": Entry(
+        503,
+        "Too much work in flight on this instance (or too many open streams).",
+        "Retry after `Retry-After` seconds.",
+    ),
+    "internal-error": Entry(
+        500,
+        "A bug in the server.",
+        "Report it with the response's `X-Request-ID`; a retry may or may not help.",
+    ),
+    # --- tables ---
+    "invalid-table": Entry(
+        422,
+        "Table settings that can never be valid.",
+        "Fix the settings; `detail` says which.",
+    ),
+    "table-full": Entry(
+        409,
+        "Every seat of the table is taken.",
+        "Pick another table (listTables with `has_free_seat=true`).",
+    ),
+    "already-seated": Entry(
+        409,
+        "The caller already sits at this table.",
+        "Nothing to do: getTable shows your seat.",
+    ),
+    "not-enough-people": Entry(
+        409,
+        "A game needs at least two people at the table (bees do not count for play again).",
+        "Wait for someone to join.",
+    ),
+    "game-in-progress": Entry(
+        409,
+        "A game is running at the table: wait for it to end (to join, play again or seed).",
+        "Follow the table's stream and try again after `game_finished`.",
+    ),
+    "no-game-to-replay": Entry(
+        409,
+        "No game has ended at this table yet, so there is nothing to play again.",
+        "Start the first game (startGame, or fill the table).",
+    ),
+    "table-closed": Entry(
+        409,
+        "The table has closed (everyone left).",
+        "Open or join another table.",
+    ),
+    "bees-not-allowed": Entry(
+        409,
+        "Bee players can only fill a free table, once a second person has joined.",
+        "Wait for a second person, or play at a free table.",
+    ),
+    "no-game-to-seed": Entry(
+        409,
+        "There is no prepared next game to contribute a seed to.",
+        "Seeds go to the next game, prepared when the current one ends; try then.",
+    ),
+    "insufficient-coins": Entry(
+        409,
+        "The caller's spendable coins are fewer than the table's stake.",
+        "Choose a smaller stake or a free table; getMe shows your coins.",
+    ),
+    "conflict": Entry(
+        409,
+        "The request clashes with the table's state, or it changed too often while deciding.",
+        "Reload (getTable or getGame) and decide again.",
+    ),
+    "concurrent-change": Entry(
+        409,
+        "Someone else changed the same thing at the same moment.",
+        "Retry the request (a move with the same `move_id`).",
+    ),
+    # --- moves ---
+    "move-id-reused": Entry(
+        409,
+        "This `move_id` was already used in this game for a different move; nothing was "
+        "written. (The same move with the same `move_id` again is answered as the first was.)",
+        "Use a new, unique `move_id` for every new move (a UUID is a good choice).",
+    ),
+    "rule-violation": Entry(400, "A move breaks a rule.", "Reload the game and decide again."),
+    "invalid-move": Entry(
+        422, "A move that can never be valid.", "Fix the move; `detail` says why."
+    ),
+    "illegal-move": Entry(
+        409, "A move that is not allowed now.", "Reload the game (getGame) and decide again."
+    ),
+    "stem-out-of-range": Entry(
+        422, "There is no such stem: stems are numbered 1 to 4.", "Send a stem from 1 to 4."
+    ),
+    "invalid-deal": Entry(
+        422,
+        "The deal is not a shuffle of the table's deck (an internal consistency check).",
+        "Report it: a client cannot cause this.",
+    ),
+    "invalid-seats": Entry(
+        422,
+        "The seats do not make a table of 2 to 8.",
+        "Choose 2 to 8 players.",
+    ),
+    "invalid-account": Entry(
+        422,
+        "An account name or password that can never be valid.",
+        "Fix it; `detail` says why.",
+    ),
+    "bee-not-in-hand": Entry(
+        409,
+        "That bee is not in the caller's hand.",
+        "Pick a bee from `hand` of getGame.",
+    ),
+    "already-confirmed": Entry(
+        409,
+        "The caller's pick for this turn is already confirmed (final).",
+        "Wait for the next turn (follow the stream for `turn_started`).",
+    ),
+    "nothing-tapped": Entry(
+        409,
+        "A confirm without a bee, and nothing tapped this turn.",
+        "Tap a bee first, or send `confirm` with its `bee`.",
+    ),
+    "not-your-decision": Entry(
+        409,
+        "It is not the caller's decision now (another seat's too-low choice, or not a "
+        "choosing phase).",
+        "Wait; the view's `choice.yours` says when it is yours.",
+    ),
+    "seat-not-playing": Entry(
+        409,
+        "The caller's seat is not playing any more (they left the game).",
+        "Nothing to do in this game; join or open another table.",
+    ),
+    "game-not-started": Entry(
+        409, "The game has not started yet.", "Wait for `game_started` on the stream."
+    ),
+    "game-already-started": Entry(
+        409, "The game has already started.", "Reload the game; it is running."
+    ),
+    "game-not-over": Entry(
+        409,
+        "Only an ended game can be exported or verified (and only one dealt fairly).",
+        "Wait for `game_ended`, then ask again.",
+    ),
+    "game-over": Entry(
+        409, "The game has ended: no more moves.", "Show the result; play again if you like."
+    ),
+    # --- accounts ---
+    "name-taken": Entry(
+        409,
+        "An account with that name (case-insensitively) exists.",
+        "Choose another name.",
+    ),
+    "already-registered": Entry(
+        409,
+        "This player has an account already.",
+        "Log in instead (login).",
+    ),
+}
+
+
 class Problem(msgspec.Struct, kw_only=True):
-    """An RFC 9457 problem details object."""
+    """An RFC 9457 problem details object (`application/problem+json`): every 4xx and 5xx.
+
+    Attributes:
+        type: `urn:swarm:problem:<code>`.
+        title: A short summary of the problem, the same for every occurrence of the code.
+        status: The HTTP status code.
+        detail: What went wrong this time, for a person to read.
+        code: The problem's code (the end of `type`): switch on it. Every code is listed in
+            docs/errors.md with what to do.
+        extra: More about the problem, when the framework gives it (for example which
+            parameter failed validation).
+    """
 
     type: str = "about:blank"
     title: str
     status: int
     detail: str | None = None
-    code: str | None = None
+    code: Annotated[str, msgspec.Meta(extra_json_schema={"enum": sorted(CATALOGUE)})]
     extra: Any | None = None
 
 
@@ -67,12 +345,17 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
     codes = {
         400: "bad-request",
         401: "unauthorized",
+        403: "forbidden",
         404: "not-found",
         405: "method-not-allowed",
+        409: "conflict",
         413: "body-too-large",
+        415: "unsupported-media-type",
         429: "too-many-requests",
+        500: "internal-error",
+        503: "overloaded",
     }
-    code = codes.get(exc.status_code, f"http-{exc.status_code}")
+    code = codes.get(exc.status_code, "http-error")
     title = exc.detail or "Bad request"
     pd = ProblemDetailsException(
         status_code=exc.status_code,
@@ -149,6 +432,10 @@ def _conflict(exc: Conflict) -> ProblemDetailsException:
     return problem(409, "conflict", "Conflicts with the table's state", str(exc))
 
 
+def _move_id_reused(exc: MoveIdReused) -> ProblemDetailsException:
+    return problem(409, "move-id-reused", "This move_id was used for another move", str(exc))
+
+
 def _concurrency(exc: ConcurrencyConflict) -> ProblemDetailsException:
     return problem(409, "concurrent-change", "Changed by another request", "Try again.")
 
@@ -163,6 +450,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             Unauthorized: _unauthorized,
             Forbidden: _forbidden,
             Conflict: _conflict,
+            MoveIdReused: _move_id_reused,
             ConcurrencyConflict: _concurrency,
         },
     )
@@ -218,7 +506,7 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
 
 def responses(*statuses: int) -> dict[int, ResponseSpec]:
     descriptions = {
-        400: "Malformed request (wrong types, unknown fields, bad parameters)",
+        400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
         401: "Missing or unknown bearer token",
         403: "Not the caller's to see or do (not seated here, or not the host)",
         404: "No such table or game",

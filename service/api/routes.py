@@ -6,29 +6,31 @@ Each handler has a stable `operation_id`: clients and the contract tests use the
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Annotated, Literal
+from datetime import datetime
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import msgspec
 import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
-from litestar.di import NamedDependency
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
-from service.api.problems import responses
+from service.api.problems import problem, responses
 from service.bootstrap import Swarm
 from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.rules.events import ClockSettings
 from service.domain.views import GameView
 from service.usecases.errors import Unauthorized
-from service.usecases.identity import Player
+from service.usecases.identity import Player, token_hash
 from service.usecases.play import AnyMove
-from service.usecases.streams import VisibleEvent
+from service.usecases.streams import AnyLogEntry, VisibleEvent, entry_type
 from service.usecases.tables import LobbyEntry, TableView
+from service.usecases.watching import StreamKind, Viewer
 
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
@@ -100,16 +102,31 @@ class LobbyPage(msgspec.Struct):
 
 
 class EventPage(msgspec.Struct):
+    """A page of a game's log, as the caller may see it.
+
+    Attributes:
+        events: The events after `after`, oldest first, each typed by `type`.
+        game_version: The game's log so far; ask again with `after` set to the last version
+            you have.
+    """
+
     events: list[VisibleEvent]
-    game_version: int  # the game's log so far; ask again with after=<last version you have>
+    game_version: int
 
 
-class SseMessage(msgspec.Struct):
-    """One Server-Sent Events message of a stream, as an EventSource client receives it."""
+class StreamTicketOut(msgspec.Struct, kw_only=True):
+    """A short-lived ticket that opens one stream without the bearer token in its URL.
 
-    data: str  # the event as listGameEvents returns it, as JSON text
-    id: str | None = None  # the stream version: send it back as Last-Event-ID to resume
-    event: str | None = None  # the event type
+    Attributes:
+        ticket: Send it as `?ticket=` on the stream's URL (an `EventSource` cannot send an
+            `Authorization` header). Usable, for reconnects, until `expires_at`.
+        expires_at: After it, ask for a new ticket; a stream already open stays open.
+        stream_url: The stream's path with the ticket, ready for `new EventSource(...)`.
+    """
+
+    ticket: str
+    expires_at: datetime
+    stream_url: str
 
 
 class VerificationCheck(msgspec.Struct):
@@ -137,21 +154,128 @@ class Health(msgspec.Struct):
     database: str
 
 
+_BODY_DECODERS: dict[object, msgspec.json.Decoder[Any] | None] = {}
+
+
+def _body_decoder(request: Request[Any, Any, Any]) -> msgspec.json.Decoder[Any] | None:
+    """A strict decoder for the handler's `data` type (cached per handler), or None."""
+    handler = request.route_handler
+    if handler not in _BODY_DECODERS:
+        field = handler.parsed_fn_signature.parameters.get("data")
+        _BODY_DECODERS[handler] = (
+            msgspec.json.Decoder(field.annotation, strict=True) if field is not None else None
+        )
+    return _BODY_DECODERS[handler]
+
+
+_QUERY_NAMES: dict[object, frozenset[str]] = {}
+
+
+def _query_names(request: Request[Any, Any, Any]) -> frozenset[str]:
+    """The query parameters the handler takes (cached per handler)."""
+    handler = request.route_handler
+    if handler not in _QUERY_NAMES:
+        names = set()
+        for name, field in handler.parsed_fn_signature.parameters.items():
+            kwarg = field.kwarg_definition
+            alias = getattr(kwarg, "query", None)
+            names.add(alias or name)
+        _QUERY_NAMES[handler] = frozenset(names)
+    return _QUERY_NAMES[handler]
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+async def strict_body(request: Request[Any, Any, Any]) -> None:
+    """Decode the body strictly before Litestar does: Litestar converts bodies with msgspec's
+    lax rules (`"21"` and `21.0` become the integer 21), which would accept what the document
+    refuses. Ours runs first (a `before_request` hook on every controller), so a body gets
+    through only if it is exactly what the schema says; Litestar then decodes the same bytes.
+    A body that is not `application/json` is a 415; an optional body may be absent. A query
+    parameter the operation does not take is refused too, as unknown body fields are."""
+    unknown = sorted(set(request.query_params) - _query_names(request))
+    if unknown:
+        raise problem(
+            400,
+            "bad-request",
+            "Unknown query parameter",
+            f"This operation takes no query parameter {unknown[0]!r}.",
+        )
+    decoder = _body_decoder(request)
+    if decoder is None:
+        return
+    body = await request.body()
+    if not body:
+        return  # a required body is then refused by Litestar, an optional one is None
+    media_type, _ = request.content_type
+    if not _is_json(media_type.lower()):
+        raise problem(
+            415,
+            "unsupported-media-type",
+            "The body must be JSON",
+            f"Send the body as `Content-Type: application/json` (got {media_type or 'none'!r}).",
+        )
+    try:
+        decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise problem(400, "bad-request", "The body does not match its schema", str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise problem(400, "bad-request", "The body is not valid JSON", str(exc)) from None
+
+
 def provide_service(state: State) -> Swarm:
     service: Service = state.service
     return service
 
 
-async def provide_player(request: Request[object, object, State], service: Service) -> Player:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
+async def provide_player(request: Request[Any, Any, State], service: Service) -> Player:
+    token = bearer_token(request)
+    if token is None:
         raise Unauthorized("Send `Authorization: Bearer <token>`; createGuest gives you one.")
-    return await service.identity.authenticate(token.strip())
+    return await service.identity.authenticate(token)
+
+
+def bearer_token(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def stream_viewer(
+    request: Request[Any, Any, Any],
+    service: Swarm,
+    kind: StreamKind,
+    ident: str,
+    ticket: str | None,
+) -> Viewer:
+    """Who opens a stream: by its ticket (browsers), else by the bearer token."""
+    if ticket is not None:
+        return await service.watching.redeem(ticket, kind, ident)
+    token = bearer_token(request)
+    if token is None:
+        raise Unauthorized(
+            "Send `Authorization: Bearer <token>`, or `?ticket=` from createGameStreamTicket "
+            "or createTableStreamTicket."
+        )
+    player = await service.identity.authenticate(token)
+    return Viewer(player=player, token_hash=token_hash(token))
+
+
+async def provide_viewer(request: Request[Any, Any, Any], player: Caller) -> Viewer:
+    token = bearer_token(request)
+    assert token is not None  # `player` already required it
+    return Viewer(player=player, token_hash=token_hash(token))
 
 
 Service = NamedDependency[Swarm]
 Caller = NamedDependency[Player]
+CallerToken = NamedDependency[Viewer]
+VIEWER = {"viewer": Provide(provide_viewer)}
 
 log = structlog.get_logger(__name__)
 
@@ -161,20 +285,32 @@ _EVENT_ENCODER = msgspec.json.Encoder()
 
 NO_ACCESS_LOG = "no_access_log"  # handler opt: skip the request/response logging middleware
 
+SSE_FORMAT = (
+    "Each message is three lines and a blank one: `id: <version>` (send it back as "
+    "`Last-Event-ID`, as EventSource does on its own when it reconnects, to continue after "
+    "it: nothing is lost or repeated), `event: <the event's type>` and `data: <the event>` "
+    "(one line of JSON: `{version, type, recorded_at, hash, data}`, the schema named "
+    "below). While nothing happens a comment line `: heartbeat` comes every 15 seconds. "
+    "Authenticate with `Authorization: Bearer <token>`, or, from a browser, with "
+    "`?ticket=<ticket>` (see the stream ticket operations): never put the bearer token in a "
+    "URL. The stream is closed by the server when the token behind it is revoked (logout) "
+    "or expires; a reconnect is then refused with 401, which makes an EventSource stop."
+)
+
 STREAM_DESCRIPTION = (
-    "A Server-Sent Events stream (`text/event-stream`). Each message is `id: <game version>`, "
-    "`event: <event type>` and `data: <the event as listGameEvents returns it>` (one JSON "
-    "object, with the same redaction). A `: heartbeat` comment comes every few seconds while "
-    "nothing happens. The stream ends after `game_ended` and the `deal_revealed` written with "
-    "it."
+    "A Server-Sent Events stream (`text/event-stream`) of the game's log, with the same "
+    "redaction as listGameEvents (schema `VisibleEvent`). "
+    + SSE_FORMAT
+    + " The stream ends after `game_ended` and the `deal_revealed` written with it: close "
+    "the EventSource then, or it reconnects to an empty stream."
 )
 
 TABLE_STREAM_DESCRIPTION = (
-    "A Server-Sent Events stream (`text/event-stream`) of the table's events: `id: <table "
-    "version>`, `event: <event type>` and `data: {version, type, recorded_at, data}`. Types: "
-    "`table_opened`, `seat_taken`, `seat_freed`, `host_changed`, `game_opened` (a new game: "
-    "its `game_id` is in the data), `game_finished`, `table_closed`. Heartbeats as for games; "
-    "the stream ends after `table_closed`."
+    "A Server-Sent Events stream (`text/event-stream`) of the table's log (schema "
+    "`TableLogEntry`): seats taken and freed, host changes, each game prepared, opened (its "
+    "`game_id` is in `data`) and finished, pots, and the table closing. "
+    + SSE_FORMAT
+    + " The stream ends after `table_closed`."
 )
 
 
@@ -191,12 +327,24 @@ LastEventId = Annotated[
         description="Sent by EventSource on reconnect; wins over `after`",
     ),
 ]
+Ticket = Annotated[
+    str | None,
+    QueryParameter(
+        min_length=1,
+        max_length=128,
+        description=(
+            "A stream ticket (createGameStreamTicket, createTableStreamTicket), for clients "
+            "that cannot send an Authorization header (a browser's EventSource)"
+        ),
+    ),
+]
+STREAM_SECURITY: list[dict[str, list[str]]] = [{"bearer": []}, {"streamTicket": []}]
 
 
 def _stream_responses(description: str) -> dict[int, ResponseSpec]:
     return {
         200: ResponseSpec(
-            data_container=SseMessage,
+            data_container=str,
             description=description,
             media_type="text/event-stream",
             generate_examples=False,
@@ -205,7 +353,7 @@ def _stream_responses(description: str) -> dict[int, ResponseSpec]:
     }
 
 
-def _server_sent(events: AsyncIterator[VisibleEvent | None]) -> ServerSentEvent:
+def _server_sent(events: AsyncIterator[AnyLogEntry | None]) -> ServerSentEvent:
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         async for event in events:
             yield _sse_message(event)
@@ -213,16 +361,24 @@ def _server_sent(events: AsyncIterator[VisibleEvent | None]) -> ServerSentEvent:
     return ServerSentEvent(messages())
 
 
-def _sse_message(event: VisibleEvent | None) -> ServerSentEventMessage:
+def _sse_message(event: AnyLogEntry | None) -> ServerSentEventMessage:
     if event is None:
         return ServerSentEventMessage(data=None, comment="heartbeat")
     return ServerSentEventMessage(
-        data=_EVENT_ENCODER.encode(event).decode("utf-8"), event=event.type, id=event.version
+        data=_EVENT_ENCODER.encode(event).decode("utf-8"),
+        event=entry_type(event),
+        id=event.version,
     )
+
+
+def _ticket_out(kind: str, ident: str, ticket: str, expires_at: datetime) -> StreamTicketOut:
+    path = f"/{kind}s/{ident}/stream?ticket={ticket}"
+    return StreamTicketOut(ticket=ticket, expires_at=expires_at, stream_url=path)
 
 
 class GuestController(Controller):
     path = "/guests"
+    before_request = staticmethod(strict_body)
     tags = ["players"]
 
     @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
@@ -234,6 +390,8 @@ class GuestController(Controller):
 
 class TableController(Controller):
     path = "/"
+    dependencies = VIEWER
+    before_request = staticmethod(strict_body)
     tags = ["tables"]
     security = AUTH
 
@@ -440,26 +598,46 @@ class TableController(Controller):
         422 if it is not the one committed. The last reveal deals the game."""
         return await service.tables.reveal_seed(player, str(table_id), data.client_seed)
 
+    @post(
+        "/tables/{table_id:uuid}/stream-tickets",
+        operation_id="createTableStreamTicket",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def create_table_stream_ticket(
+        self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
+    ) -> StreamTicketOut:
+        """A ticket that opens this table's stream without the bearer token in the URL, for
+        a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
+        (EventSource's reconnects reuse it), is good for this stream only, and dies with the
+        token it was issued for (logout)."""
+        issued = await service.watching.issue_ticket(viewer, "table", str(table_id))
+        return _ticket_out("table", str(table_id), issued.ticket, issued.expires_at)
+
     @get(
         "/tables/{table_id:uuid}/stream",
         operation_id="streamTableEvents",
         opt={NO_ACCESS_LOG: True},
+        security=STREAM_SECURITY,
         responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
     )
     async def stream_table_events(
         self,
         table_id: FromPath[UUID],
+        request: Request[Any, Any, Any],
         service: Service,
-        player: Caller,
         state: State,
         after: StreamAfter = None,
         last_event_id: LastEventId = None,
+        ticket: Ticket = None,
     ) -> ServerSentEvent:
         """Follow a table live: seats taken and freed, host changes, each game opened (its id
-        is in the event) and finished, and the table closing."""
+        is in the event) and finished, and the table closing. Anyone may follow an online
+        table; a solo table only its player."""
+        viewer = await stream_viewer(request, service, "table", str(table_id), ticket)
         start = last_event_id if last_event_id is not None else (after or 0)
         events = await service.streams.follow_table(
-            player, str(table_id), start, heartbeat=state.stream_heartbeat
+            viewer, str(table_id), start, heartbeat=state.stream_heartbeat
         )
         log.info("stream opened", table_id=str(table_id), after=start)
 
@@ -468,13 +646,17 @@ class TableController(Controller):
 
 class GameController(Controller):
     path = "/games"
+    dependencies = VIEWER
+    before_request = staticmethod(strict_body)
     tags = ["games"]
     security = AUTH
 
     @get("/{game_id:uuid}", operation_id="getGame", responses=responses(400, 401, 403, 404, 503))
     async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
-        """The caller's view: their hand, the stems, every seat's stings and status, the forecast
-        for each bee in hand, and any too-low choice with the cost of each stem."""
+        """The caller's view: their hand, the stems, every seat's stings, pile and status, the
+        forecast for each bee in hand, and any too-low choice with the cost of each stem; every
+        bee with its stings beside it. Anyone may look at a game of an online table: without a
+        seat, as a spectator (`you` is null, `hand` empty, no hand shown until the end)."""
         return await service.play.get_game(player, str(game_id))
 
     @post(
@@ -487,8 +669,10 @@ class GameController(Controller):
         self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, player: Caller
     ) -> GameView:
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
-        Bee players react at once. Resending a `move_id` returns the same result and writes
-        nothing."""
+        Bee players react at once. Resending a move with its `move_id` returns the same result
+        and writes nothing; a different move with a `move_id` already used in this game is
+        refused with 409 `move-id-reused`. Integers must be JSON integers (`17`, not `"17"`
+        or `17.0`)."""
         return await service.play.submit_move(player, str(game_id), data)
 
     @get(
@@ -582,39 +766,68 @@ class GameController(Controller):
         limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
     ) -> EventPage:
         """The game's log after version `after`, as the caller may see it: other seats' hands and
-        unrevealed picks are null until the game ends, then everything is shown."""
+        unrevealed picks are null until the game ends, then everything is shown. Each event
+        has its own schema (`type` tells which); a spectator of an online table sees every
+        hand and unrevealed pick null."""
         view = await service.play.get_game(player, str(game_id))
         events = await service.streams.list_game_events(player, str(game_id), after, limit)
         return EventPage(events=events, game_version=view.version)
+
+    @post(
+        "/{game_id:uuid}/stream-tickets",
+        operation_id="createGameStreamTicket",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def create_game_stream_ticket(
+        self, game_id: FromPath[UUID], service: Service, viewer: CallerToken
+    ) -> StreamTicketOut:
+        """A ticket that opens this game's stream without the bearer token in the URL, for
+        a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
+        (EventSource's reconnects reuse it), is good for this stream only, and dies with the
+        token it was issued for (logout). Spectators of an online table may have one too."""
+        issued = await service.watching.issue_ticket(viewer, "game", str(game_id))
+        return _ticket_out("game", str(game_id), issued.ticket, issued.expires_at)
 
     @get(
         "/{game_id:uuid}/stream",
         operation_id="streamGameEvents",
         opt={NO_ACCESS_LOG: True},
+        security=STREAM_SECURITY,
         responses=_stream_responses(STREAM_DESCRIPTION),
     )
     async def stream_game_events(
         self,
         game_id: FromPath[UUID],
+        request: Request[Any, Any, Any],
         service: Service,
-        player: Caller,
         state: State,
         after: StreamAfter = None,
         last_event_id: LastEventId = None,
+        ticket: Ticket = None,
     ) -> ServerSentEvent:
         """Follow the game live: every event after `after` (or `Last-Event-ID`), as
         listGameEvents shows it, then each new one as it is recorded, by any server instance.
-        Resume after a disconnect with the last `id` received: nothing is lost or repeated."""
+        Resume after a disconnect with the last `id` received: nothing is lost or repeated.
+        Anyone may follow a game at an online table: without a seat, as a spectator who sees
+        no hand until the game ends."""
+        viewer = await stream_viewer(request, service, "game", str(game_id), ticket)
         start = last_event_id if last_event_id is not None else (after or 0)
         events = await service.streams.follow_game(
-            player, str(game_id), start, heartbeat=state.stream_heartbeat
+            viewer, str(game_id), start, heartbeat=state.stream_heartbeat
         )
         log.info("stream opened", game_id=str(game_id), after=start)
 
         return _server_sent(events)
 
 
-@get("/health", operation_id="health", tags=["operations"], responses=responses(503))
+@get(
+    "/health",
+    operation_id="health",
+    tags=["operations"],
+    before_request=strict_body,
+    responses=responses(400, 503),
+)
 async def health(service: Service) -> Health:
     """Liveness and database readiness."""
     await service.ctx.pool.fetchval("SELECT 1")

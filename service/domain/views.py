@@ -3,88 +3,247 @@
 The single rule: nobody sees a bee the rules hide from them. Until the game ends that is every
 other seat's hand, and every other seat's tapped or confirmed bee before the picks are revealed.
 Everything a client receives about a game passes through `game_view` or `visible_event`.
+
+A spectator (`viewer=None`) is nobody's seat: every hand and every unrevealed pick is hidden.
+
+Views are drawn directly by a board: every bee number comes with its stings beside it
+(`hand_stings`, `bee_stings`, `pile_stings`, and a `stings` field on picks, forecasts and the
+too-low choice), so no client re-implements seed §2.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from service.domain.rules.cards import STEM_CAPACITY, pile_stings
+from service.domain import fairness
+from service.domain.rules.cards import STEM_CAPACITY, pile_stings, stings
 from service.domain.rules.engine import (
     Forecast,
     GameState,
-    StemCost,
     cheapest_stem,
     forecast,
     stem_costs,
 )
 from service.domain.rules.events import (
     BeeTapped,
+    ClockPlay,
+    ClockSettings,
+    DealProof,
     EndReason,
     Event,
     GameStarted,
-    Pick,
     PickConfirmed,
+    SeatInfo,
     SeatKind,
 )
+from service.domain.seeds import seen_by
+from service.domain.table_events import SeedContributed, SeedRevealed, TableEventUnion
+from service.domain.tables import TableState
 
 SeatStatus = Literal["picking", "tapped", "confirmed", "waiting", "left"]
 ViewPhase = Literal["picking", "choosing", "ended"]
 
 
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat of the game, as everyone sees it.
+
+    Attributes:
+        seat: The seat number, from 1.
+        name: The name shown for the seat (a bee player's is Buzz, Bumble, …).
+        kind: `person` or `bee` (a bee player, played by the server).
+        stings: Stings on this seat's pile so far (the score: fewest wins).
+        bees_taken: How many bees are on this seat's pile.
+        pile: The bees this seat has taken, in the order taken (public: they came off stems).
+        pile_stings: The stings of each bee in `pile`, index by index.
+        status: `picking` (nothing tapped yet), `tapped`, `confirmed`, `waiting` (not a
+            picking phase) or `left` (left the game; their stings stop counting).
+    """
+
     seat: int
     name: str
     kind: SeatKind
     stings: int
     bees_taken: int
+    pile: tuple[int, ...] = ()
+    pile_stings: tuple[int, ...] = ()
     status: SeatStatus
 
 
 class StemView(msgspec.Struct, frozen=True, kw_only=True):
+    """One of the 4 flower stems.
+
+    Attributes:
+        stem: The stem number, 1 to 4.
+        bees: The bees on the stem, bottom to top; the top one is the one bees land above.
+        bee_stings: The stings of each bee in `bees`, index by index.
+        stings: The stings of all the bees on the stem (what taking it would cost).
+        sixth_bee: The stem is full (5 bees): the next bee to land here is the sixth and takes
+            these 5.
+    """
+
     stem: int
-    bees: tuple[int, ...]  # bottom → top
+    bees: tuple[int, ...]
+    bee_stings: tuple[int, ...]
     stings: int
-    sixth_bee: bool  # full: the next bee to land here takes these 5
+    sixth_bee: bool
 
 
-class ChoiceView(msgspec.Struct, frozen=True, kw_only=True):
-    """A too-low bee is waiting for its player to choose a stem to take."""
+class PickView(msgspec.Struct, frozen=True, kw_only=True):
+    """A revealed pick.
+
+    Attributes:
+        seat: Whose pick it was.
+        bee: The bee picked.
+        stings: The stings that bee carries.
+    """
 
     seat: int
     bee: int
+    stings: int
+
+
+class ForecastView(msgspec.Struct, frozen=True, kw_only=True):
+    """Where a bee of your hand would land if nobody else's got there first (seed §3); only
+    a forecast, since lower bees fly first.
+
+    Attributes:
+        bee: The bee in your hand.
+        stings: The stings that bee carries.
+        too_low: It is lower than every stem's top bee: you would choose a stem to take.
+        stem: The stem it would land on; null when too low.
+        sixth: It would be the sixth bee on a full stem and take the 5 there.
+        takes: The bees it would take (the full stem's, or empty).
+        takes_stings: The stings of `takes`.
+    """
+
+    bee: int
+    stings: int
+    too_low: bool
+    stem: int | None = None
+    sixth: bool = False
+    takes: tuple[int, ...] = ()
+    takes_stings: int = 0
+
+
+class StemCostView(msgspec.Struct, frozen=True, kw_only=True):
+    """What taking one stem would cost the too-low bee's player.
+
+    Attributes:
+        stem: The stem number, 1 to 4.
+        bees: How many bees it holds.
+        stings: The stings they carry.
+    """
+
+    stem: int
+    bees: int
+    stings: int
+
+
+class ChoiceView(msgspec.Struct, frozen=True, kw_only=True):
+    """A too-low bee is waiting for its player to choose a stem to take (seed §5).
+
+    Attributes:
+        seat: The seat whose bee is too low.
+        bee: The too-low bee.
+        stings: The stings that bee carries.
+        yours: It is the caller's choice to make (send `take_stem`).
+        costs: What each stem would cost, stem 1 first.
+        cheapest: The cheapest stem: fewest stings, then fewest bees, then lowest number
+            (what the clock or a bee player takes).
+        deadline: When the choice clock runs out and the cheapest is taken (online); null
+            when untimed.
+    """
+
+    seat: int
+    bee: int
+    stings: int
     yours: bool
-    costs: tuple[StemCost, ...]
+    costs: tuple[StemCostView, ...]
     cheapest: int
     deadline: datetime | None = None
 
 
+class SeatScore(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's final score.
+
+    Attributes:
+        seat: The seat number, from 1.
+        stings: Its stings at the end (fewest wins).
+        winner: It is among the winners (tied seats share the win).
+    """
+
+    seat: int
+    stings: int
+    winner: bool
+
+
 class ResultView(msgspec.Struct, frozen=True, kw_only=True):
-    stings: tuple[int, ...]  # by seat, seat 1 first
+    """How the game ended.
+
+    Attributes:
+        scores: Every seat's final stings, keyed by seat number (seat 1 first).
+        winners: The winning seat numbers; empty when the game was abandoned.
+        reason: `finished` (10 turns), `last_person_standing` (everyone else left) or
+            `abandoned` (3 turns in a row with nobody picking; buy-ins go back).
+        stings: Deprecated (CHANGELOG.md, Unreleased; use `scores`): final stings by seat − 1,
+            index 0 is seat 1. Removed in the next major version.
+    """
+
+    scores: tuple[SeatScore, ...]
     winners: tuple[int, ...]
     reason: EndReason
+    stings: Annotated[
+        tuple[int, ...],
+        msgspec.Meta(extra_json_schema={"deprecated": True}),
+    ]
 
 
 class GameView(msgspec.Struct, frozen=True, kw_only=True):
+    """A game as the caller may see it: their own hand, never another's.
+
+    Attributes:
+        game_id: The game.
+        table_id: The table it is played at.
+        version: The number of events in the game's log; pass it as `after` to follow on.
+        turn: The turn, 1 to 10 (0 before the first).
+        phase: `picking` (everyone picks a bee), `choosing` (a too-low bee's player chooses a
+            stem) or `ended`.
+        you: Your seat, or null for a spectator.
+        hand: Your hand, ascending (empty for a spectator).
+        hand_stings: The stings of each bee in `hand`, index by index.
+        tapped: The bee you tapped this turn (changeable), if any.
+        confirmed: The bee you confirmed this turn (final), if any.
+        seats: Every seat: name, kind, stings, pile and status.
+        stems: The 4 stems, stem 1 first.
+        forecast: Where each bee of your hand would land, while you pick.
+        last_picks: The picks most recently revealed, lowest first (the order they flew in).
+        choice: The too-low choice being waited for, if any.
+        deadline: When the running turn or choice clock runs out (online games); null when
+            untimed or ended.
+        server_time: The server's clock as it answered, to draw the clock line against.
+        result: How the game ended, once it has.
+    """
+
     game_id: str
     table_id: str
-    version: int  # the number of events in the game's log; pass it as `after` to follow on
+    version: int
     turn: int
     phase: ViewPhase
-    you: int | None  # your seat, if you sit at this game
-    hand: tuple[int, ...]  # your hand, ascending (empty for a spectator)
+    you: int | None
+    hand: tuple[int, ...]
+    hand_stings: tuple[int, ...]
     tapped: int | None
     confirmed: int | None
     seats: tuple[SeatView, ...]
     stems: tuple[StemView, ...]
-    forecast: tuple[Forecast, ...]  # for each bee in your hand, while you pick
-    last_picks: tuple[Pick, ...]  # the picks most recently revealed, lowest first
+    forecast: tuple[ForecastView, ...]
+    last_picks: tuple[PickView, ...]
     choice: ChoiceView | None = None
-    deadline: datetime | None = None  # when the running turn or choice clock runs out
-    server_time: datetime | None = None  # the server's clock as it answered, to draw the line
+    deadline: datetime | None = None
+    server_time: datetime | None = None
     result: ResultView | None = None
     # getGame: the hash-chain link of event `version`, the head (docs/fairness.md); keep it to
     # hold the game's export to it (`--expect-head VERSION:HASH`). Null in other responses.
@@ -120,8 +279,12 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
         choice = ChoiceView(
             seat=state.pending.seat,
             bee=state.pending.bee,
+            stings=stings(state.pending.bee),
             yours=state.pending.seat == viewer,
-            costs=stem_costs(state.stems),
+            costs=tuple(
+                StemCostView(stem=c.stem, bees=c.bees, stings=c.stings)
+                for c in stem_costs(state.stems)
+            ),
             cheapest=cheapest_stem(state.stems),
             deadline=state.deadline,
         )
@@ -129,9 +292,13 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
     if state.phase == "ended":
         assert state.end_reason is not None
         result = ResultView(
-            stings=tuple(s.stings for s in state.seats),
+            scores=tuple(
+                SeatScore(seat=s.number, stings=s.stings, winner=s.number in state.winners)
+                for s in state.seats
+            ),
             winners=state.winners,
             reason=state.end_reason,
+            stings=tuple(s.stings for s in state.seats),
         )
     picking = state.phase == "picking" and me is not None and me.playing
     return GameView(
@@ -142,6 +309,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
         phase=phase,
         you=viewer,
         hand=hand,
+        hand_stings=tuple(stings(bee) for bee in hand),
         tapped=me.tapped if me is not None else None,
         confirmed=me.confirmed if me is not None else None,
         seats=tuple(
@@ -151,6 +319,8 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
                 kind=s.info.kind,
                 stings=s.stings,
                 bees_taken=len(s.pile),
+                pile=s.pile,
+                pile_stings=tuple(stings(bee) for bee in s.pile),
                 status=_status(state, s.number),
             )
             for s in state.seats
@@ -159,13 +329,16 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
             StemView(
                 stem=i + 1,
                 bees=bees,
+                bee_stings=tuple(stings(bee) for bee in bees),
                 stings=pile_stings(bees),
                 sixth_bee=len(bees) >= STEM_CAPACITY,
             )
             for i, bees in enumerate(state.stems)
         ),
-        forecast=tuple(forecast(state.stems, bee) for bee in hand) if picking else (),
-        last_picks=state.revealed,
+        forecast=tuple(_forecast(forecast(state.stems, bee)) for bee in hand) if picking else (),
+        last_picks=tuple(
+            PickView(seat=p.seat, bee=p.bee, stings=stings(p.bee)) for p in state.revealed
+        ),
         choice=choice,
         deadline=state.deadline if state.phase in ("picking", "choosing") else None,
         server_time=now,
@@ -173,24 +346,156 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
     )
 
 
-def visible_event(event: Event, viewer: int | None, game_over: bool) -> dict[str, Any]:
-    """An event as `viewer` may see it: hidden bees become null until the game is over."""
-    data: dict[str, Any] = msgspec.to_builtins(event)
-    if game_over:
-        return data
+def _forecast(f: Forecast) -> ForecastView:
+    return ForecastView(
+        bee=f.bee,
+        stings=stings(f.bee),
+        too_low=f.too_low,
+        stem=f.stem,
+        sixth=f.sixth,
+        takes=f.takes,
+        takes_stings=f.takes_stings,
+    )
+
+
+class VisibleGameStarted(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="game_started"
+):
+    """The deal (`game_started`) as the viewer may see it: until the game ends, every hand but
+    the viewer's own is null (all of them for a spectator); after it ends, every hand.
+
+    Attributes:
+        game_id: The game.
+        table_id: Its table.
+        seats: Who sits in each seat, seat 1 first.
+        hands: Each seat's hand of 10, seat 1 first: null for a hand the viewer may not see.
+        stems: The 4 bees that start STEM 1 to STEM 4.
+        clock: The turn and choice durations of a timed (online) game; null for solo.
+        proof: What locks the deal in before turn 1 (docs/fairness.md); null for a game dealt
+            before fair deals.
+    """
+
+    game_id: str
+    table_id: str
+    seats: tuple[SeatInfo, ...]
+    hands: tuple[tuple[int, ...] | None, ...]
+    stems: tuple[int, ...]
+    clock: ClockSettings | None = None
+    proof: DealProof | None = None
+
+
+class VisibleBeeTapped(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="bee_tapped"
+):
+    """A seat tapped a bee (`bee_tapped`: saved, changeable). Other seats and spectators see
+    that it tapped, not what: `bee` is null for them until the game ends.
+
+    Attributes:
+        seat: The seat that tapped.
+        bee: The bee tapped; null unless it is the viewer's own seat or the game has ended.
+    """
+
+    seat: int
+    bee: int | None
+
+
+class VisiblePickConfirmed(
+    msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="pick_confirmed"
+):
+    """A seat's pick is final (`pick_confirmed`). Other seats and spectators see that it is in,
+    not what: `bee` and `by_clock` are null for them until the game ends (the picks are
+    revealed in `picks_revealed` when everyone is in).
+
+    Attributes:
+        seat: The seat whose pick is in.
+        bee: The bee picked; null unless it is the viewer's own seat or the game has ended.
+        by_clock: `none` if the seat confirmed it, `tapped` if the turn clock flew its tapped
+            bee, `lowest` if the clock flew its lowest bee; null while `bee` is (how the clock
+            played says something of the rest of the hand).
+    """
+
+    seat: int
+    bee: int | None
+    by_clock: ClockPlay | None
+
+
+VisibleEventData = Event | VisibleGameStarted | VisibleBeeTapped | VisiblePickConfirmed
+
+
+def visible_event(event: Event, viewer: int | None, game_over: bool) -> VisibleEventData:
+    """An event as `viewer` (None: a spectator) may see it: hidden bees become null until the
+    game is over. The three events that can hide something always come in their visible form,
+    so a client sees one shape per event type."""
     match event:
         case GameStarted():
-            data["hands"] = [
-                list(hand) if seat.seat == viewer else None
-                for seat, hand in zip(event.seats, event.hands, strict=True)
-            ]
-        case BeeTapped() if event.seat != viewer:
-            data["bee"] = None
-        case PickConfirmed() if event.seat != viewer:
-            # Whether the clock played a seat's lowest bee says something of the rest of its
-            # hand, so it stays hidden with the bee itself.
-            data["bee"] = None
-            data.pop("by_clock", None)
+            return VisibleGameStarted(
+                game_id=event.game_id,
+                table_id=event.table_id,
+                seats=event.seats,
+                hands=tuple(
+                    hand if game_over or seat.seat == viewer else None
+                    for seat, hand in zip(event.seats, event.hands, strict=True)
+                ),
+                stems=event.stems,
+                clock=event.clock,
+                proof=event.proof,
+            )
+        case BeeTapped():
+            shown = game_over or event.seat == viewer
+            return VisibleBeeTapped(seat=event.seat, bee=event.bee if shown else None)
+        case PickConfirmed():
+            shown = game_over or event.seat == viewer
+            return VisiblePickConfirmed(
+                seat=event.seat,
+                bee=event.bee if shown else None,
+                by_clock=event.by_clock if shown else None,
+            )
         case _:
-            pass
-    return data
+            return event
+
+
+class _VisibleSeed(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """A person's seed for a table's next game, as the viewer may see it: another person's
+    seed itself is null until the game it seeds has been dealt (docs/fairness.md); its hash
+    always shows.
+
+    Attributes:
+        game_id: The game the seed is for.
+        player_id: Whose seed it is.
+        seed: The seed, lowercase hex; null for another person's seed until its game is dealt.
+        seed_hash: The seed's commitment hash (`fairness.seed_commitment`), lowercase hex.
+    """
+
+    game_id: str
+    player_id: str
+    seed: str | None
+    seed_hash: str
+
+
+class VisibleSeedContributed(_VisibleSeed, frozen=True, tag="seed_contributed"):
+    """A `seed_contributed` as the viewer may see it."""
+
+
+class VisibleSeedRevealed(_VisibleSeed, frozen=True, tag="seed_revealed"):
+    """A `seed_revealed` as the viewer may see it."""
+
+
+VisibleTableEventData = TableEventUnion | VisibleSeedContributed | VisibleSeedRevealed
+
+
+def visible_table_event(
+    event: TableEventUnion, viewer: str | None, state: TableState
+) -> VisibleTableEventData:
+    """A table event as `viewer` may see it now (`seeds.seen_by` decides what hides), in one
+    shape per type: a seed event always has both `seed` (null while hidden) and `seed_hash`."""
+    if isinstance(event, SeedContributed | SeedRevealed):
+        seen = seen_by(event, viewer, state)
+        digest = fairness.seed_commitment(event.game_id, event.player_id, bytes.fromhex(event.seed))
+        kind = VisibleSeedRevealed if isinstance(event, SeedRevealed) else VisibleSeedContributed
+        return kind(
+            game_id=event.game_id,
+            player_id=event.player_id,
+            seed=event.seed if seen is event else None,
+            seed_hash=digest.hex(),
+        )
+    return event

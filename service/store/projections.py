@@ -59,6 +59,23 @@ on conflict (table_id) do update
 """
 
 
+# Who sits at the table now (listMyGames): people who left, or a closed table's, are removed.
+_MEMBERS = """
+with gone as (
+    delete from table_members where table_id = $1 and player_id <> all($2::text[])
+)
+insert into table_members (table_id, player_id, mode)
+select $1, p, $3 from unnest($2::text[]) as p
+on conflict do nothing
+"""
+
+
+def members_row(table: TableState) -> Statement:
+    """The people seated at `table` now, solo or online (`table_members`)."""
+    people = [] if table.closed else [s.player_id for s in table.people if s.player_id]
+    return (_MEMBERS, (table.table_id, people, table.mode))
+
+
 def lobby_row(table: TableState) -> Statement:
     """The lobby row of an online table (what `listTables` pages through)."""
     host = next((s.name for s in table.seats if s.player_id == table.host), "")

@@ -1,6 +1,14 @@
 """A person's moves in a game (seed §3–§5): tap a bee (changeable), confirm it (final), take a
 stem when their bee is too low. Every move carries a `move_id` of the client's choosing, so a
-move sent twice is applied once and answered the same both times.
+move sent twice is applied once and answered the same both times. A `move_id` sent again with a
+*different* body is refused (`MoveIdReused`), as payment APIs treat idempotency keys: a client
+whose ids collide learns of it instead of getting another move's answer.
+
+How a repeat is told from a reuse: the SHA-256 of the move's canonical JSON is stored as
+`move_digest` in the metadata of the events the move wrote (metadata is stored on every event
+of the append, so the event at the command's recorded version carries it). Only a repeat pays
+for reading it back. Moves recorded before this check existed have no digest: they are
+answered as repeats, as they were then.
 
 Each move is loaded, decided with the bee players' answers (`service.domain.play`), and
 appended at the version it was decided on; when the game ended, the same unit of work reveals
@@ -8,6 +16,7 @@ the deal, pays the pot and tells the table (`service.usecases.deals`)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
@@ -21,11 +30,12 @@ from service.domain.views import GameView, game_view
 from service.store.events import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
-from service.usecases.errors import Forbidden
+from service.usecases.errors import Conflict, Forbidden
 from service.usecases.identity import Player
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
+from service.usecases.watching import viewer_seat
 
 
 class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
@@ -35,19 +45,37 @@ class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_u
     move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
 
 
+# The bounds every game has (seed §1: bees 1 to 84 at most, 4 stems), so the document states
+# them and a value outside them is malformed (400) before any rule looks at it.
+BeeNumber = Annotated[int, msgspec.Meta(ge=1, le=84)]
+StemNumber = Annotated[int, msgspec.Meta(ge=1, le=4)]
+
+
 class Tap(Move, frozen=True, tag="tap"):
-    bee: int
+    bee: BeeNumber
 
 
 class Confirm(Move, frozen=True, tag="confirm"):
-    bee: int | None = None
+    bee: BeeNumber | None = None
 
 
 class ChooseStem(Move, frozen=True, tag="take_stem"):
-    stem: int
+    stem: StemNumber
 
 
 AnyMove = Tap | Confirm | ChooseStem
+
+_MOVE_ENCODER = msgspec.json.Encoder()
+
+
+class MoveIdReused(Conflict):
+    """A `move_id` this player already used in this game, sent with a different body."""
+
+
+def move_digest(move: AnyMove) -> str:
+    """The fingerprint of a move's body: its canonical JSON (the decoded struct, re-encoded, so
+    key order and spacing do not matter), hashed."""
+    return hashlib.sha256(_MOVE_ENCODER.encode(move)).hexdigest()
 
 
 def command_for(move: AnyMove, seat: int, at: datetime) -> Command:
@@ -71,12 +99,12 @@ class Play:
         self.turns = turns
 
     async def get_game(self, player: Player, game_id: str) -> GameView:
-        """The caller's view of a game they were dealt into: their hand, never another's; and
-        the head of its hash chain, the hash of event `version`."""
+        """The caller's view of a game: their own hand, never another's (someone with no seat
+        at an online table's game watches it as a spectator and sees no hand,
+        `service.usecases.watching`); and the head of its hash chain, the hash of event
+        `version`."""
         state = await self.repository.game(game_id)
-        seat = seat_of(state, player.player_id)
-        if seat is None:
-            raise Forbidden("You do not sit at this game.")
+        seat = await viewer_seat(self.repository, state, player)
         head = await self.ctx.store.read_stream(
             stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
         )
@@ -93,11 +121,16 @@ class Play:
                 raise Forbidden("You do not sit at this game.")
             return command_for(move, seat, self.ctx.clock())
 
+        digest = move_digest(move)
         state = await self.decide(
             game_id,
             command,
             command_id=f"{player.player_id}:{move.move_id}",
-            metadata={"causation": move.__struct_config__.tag, "actor": player.player_id},
+            metadata={
+                "causation": move.__struct_config__.tag,
+                "actor": player.player_id,
+                "move_digest": digest,
+            },
         )
         return game_view(state, seat, self.ctx.clock())
 
@@ -111,15 +144,30 @@ class Play:
     ) -> GameState:
         """Load → decide (and let bee players pick) → append, decided again when someone else
         moved first. Returns the state after the command, or after its first run if it was a
-        repeat."""
+        repeat; a repeat whose `metadata["move_digest"]` differs from the first run's raises
+        `MoveIdReused`."""
         game_stream = stream("game", game_id)
+        digest = metadata.get("move_digest")
+
+        async def repeat(version: int) -> GameState:
+            if digest is not None:
+                recorded = await self.ctx.store.read_stream(
+                    game_stream, after_version=version - 1, up_to_version=version
+                )
+                first = recorded[0].metadata.get("move_digest") if recorded else None
+                if first is not None and first != digest:
+                    raise MoveIdReused(
+                        "This move_id was already used in this game for a different move; "
+                        "send each new move with a new move_id."
+                    )
+            return await self.repository.game_at(game_id, version)
 
         async def attempt() -> GameState:
             state = await self.repository.game(game_id)
             command = command_for(state)
             done = await self.ctx.store.command_version(game_stream, command_id)
             if done is not None:
-                return await self.repository.game_at(game_id, done)
+                return await repeat(done)
             new_state, events = play(state, command)
             if not events:
                 return state  # nothing happens (a clock that fired after the game moved on)
@@ -134,7 +182,7 @@ class Play:
                     {"command_id": command_id, **metadata}, command=(game_stream, command_id)
                 )
             except DuplicateCommand as duplicate:
-                return await self.repository.game_at(game_id, duplicate.version)
+                return await repeat(duplicate.version)
             final = uow.game_state(game_id)
             assert final is not None
             return final

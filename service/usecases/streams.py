@@ -2,7 +2,9 @@
 or followed live (`follow_game`, `follow_table`, served as Server-Sent Events).
 
 What a seat may see of each event is decided in `service.domain.views.visible_event`: until
-the game ends, other seats' hands and unrevealed picks are null."""
+the game ends, other seats' hands and unrevealed picks are null (every seat's, for a
+spectator). Each event comes in a typed envelope (`VisibleEvent`, `TableLogEntry`): one
+struct per event type, tagged by `type`, so the API document gives a client a type for each."""
 
 from __future__ import annotations
 
@@ -10,46 +12,338 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
-from typing import Any
 
 import msgspec
 
-from service.domain.play import seat_of
-from service.domain.rules.events import decode_event
-from service.domain.seeds import seen_by
-from service.domain.tables import TableState, decode_table_event, evolve_table
-from service.domain.views import visible_event
+from service.domain.rules.events import (
+    BeeLanded,
+    DealCommitted,
+    DealRevealed,
+    GameEnded,
+    PicksRevealed,
+    SeatLeft,
+    StemChoiceRequired,
+    StemTaken,
+    TurnStarted,
+    decode_event,
+)
+from service.domain.tables import (
+    GameFinished,
+    GameOpened,
+    GamePrepared,
+    HostChanged,
+    PotFormed,
+    PotSettled,
+    SeatFreed,
+    SeatTaken,
+    SeedCommitted,
+    SeedsClosed,
+    SeedWithheld,
+    TableClosedEvent,
+    TableOpened,
+    TableState,
+    decode_table_event,
+    evolve_table,
+)
+from service.domain.views import (
+    VisibleBeeTapped,
+    VisibleGameStarted,
+    VisiblePickConfirmed,
+    VisibleSeedContributed,
+    VisibleSeedRevealed,
+    visible_event,
+    visible_table_event,
+)
 from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
-from service.usecases.errors import Forbidden
 from service.usecases.identity import Player
 from service.usecases.repository import Repository
 from service.usecases.tables import require_seated
+from service.usecases.watching import Viewer, Watching, revocation_channel, viewer_seat
 
 
-class VisibleEvent(msgspec.Struct, frozen=True, kw_only=True):
-    version: int  # position in the game's log, from 1
-    type: str
+class _LogEntry(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """One event of a log, as a client receives it in an events page or a stream message.
+
+    Attributes:
+        version: Its position in the stream's log, from 1; pass the last one you have as
+            `after` (or `Last-Event-ID`) to continue after it.
+        recorded_at: When it was recorded (UTC).
+        hash: Its hash-chain link (docs/fairness.md), lowercase hex; empty for events written
+            before the chain existed.
+        data: The event itself, as the caller may see it; its fields depend on `type`.
+    """
+
+    version: int
     recorded_at: datetime
-    data: dict[str, Any]
-    # The event's hash-chain link (docs/fairness.md, "The hash chain"), 64 lowercase hex: keep
-    # any of them to hold the game's export to it later (`--expect-head VERSION:HASH`).
-    hash: str
+    hash: str = ""
 
 
-Render = Callable[[Sequence[RecordedEvent], bool], list[VisibleEvent]]
+class _GameLogEntry(_LogEntry, frozen=True):
+    pass
+
+
+class _TableLogEntry(_LogEntry, frozen=True):
+    pass
+
+
+class DealCommittedEntry(_GameLogEntry, frozen=True, tag="deal_committed"):
+    """The server's commitment to the game's secret seed, before anyone contributes a seed
+    (docs/fairness.md). Hides nothing."""
+
+    data: DealCommitted
+
+
+class GameStartedEntry(_GameLogEntry, frozen=True, tag="game_started"):
+    """The deal. Until the game ends, `data.hands` holds only the viewer's own hand; every
+    other seat's (every seat's, for a spectator) is null."""
+
+    data: VisibleGameStarted
+
+
+class TurnStartedEntry(_GameLogEntry, frozen=True, tag="turn_started"):
+    """A turn began; `data.deadline` is when its clock runs out (online games). Hides
+    nothing."""
+
+    data: TurnStarted
+
+
+class BeeTappedEntry(_GameLogEntry, frozen=True, tag="bee_tapped"):
+    """A seat tapped a bee. Until the game ends, `data.bee` is null unless the seat is the
+    viewer's own."""
+
+    data: VisibleBeeTapped
+
+
+class PickConfirmedEntry(_GameLogEntry, frozen=True, tag="pick_confirmed"):
+    """A seat's pick is final. Until the game ends, `data.bee` and `data.by_clock` are null
+    unless the seat is the viewer's own."""
+
+    data: VisiblePickConfirmed
+
+
+class PicksRevealedEntry(_GameLogEntry, frozen=True, tag="picks_revealed"):
+    """Everyone is in: every pick, lowest first (the order they fly in). Hides nothing."""
+
+    data: PicksRevealed
+
+
+class BeeLandedEntry(_GameLogEntry, frozen=True, tag="bee_landed"):
+    """A bee landed on a stem; `data.taken` holds the 5 it took when it was the sixth. Hides
+    nothing."""
+
+    data: BeeLanded
+
+
+class StemChoiceRequiredEntry(_GameLogEntry, frozen=True, tag="stem_choice_required"):
+    """A person's bee is too low for every stem: the game waits for them to choose. Hides
+    nothing."""
+
+    data: StemChoiceRequired
+
+
+class StemTakenEntry(_GameLogEntry, frozen=True, tag="stem_taken"):
+    """A too-low bee took every bee of a stem and starts it again alone. Hides nothing."""
+
+    data: StemTaken
+
+
+class SeatLeftEntry(_GameLogEntry, frozen=True, tag="seat_left"):
+    """A person left mid-game. Hides nothing."""
+
+    data: SeatLeft
+
+
+class GameEndedEntry(_GameLogEntry, frozen=True, tag="game_ended"):
+    """The game is over: final stings by seat (index 0 is seat 1) and the winners. From here
+    on every event is shown whole."""
+
+    data: GameEnded
+
+
+class DealRevealedEntry(_GameLogEntry, frozen=True, tag="deal_revealed"):
+    """After the game: the secret seed and the deck order, to check the deal
+    (docs/fairness.md). The last event of a game."""
+
+    data: DealRevealed
+
+
+class TableOpenedEntry(_TableLogEntry, frozen=True, tag="table_opened"):
+    """Someone opened the table (solo: with every seat filled)."""
+
+    data: TableOpened
+
+
+class SeatTakenEntry(_TableLogEntry, frozen=True, tag="seat_taken"):
+    """A person or a bee player sat down."""
+
+    data: SeatTaken
+
+
+class SeatFreedEntry(_TableLogEntry, frozen=True, tag="seat_freed"):
+    """A person left the table."""
+
+    data: SeatFreed
+
+
+class HostChangedEntry(_TableLogEntry, frozen=True, tag="host_changed"):
+    """The host left; the next person in seat order hosts now."""
+
+    data: HostChanged
+
+
+class GamePreparedEntry(_TableLogEntry, frozen=True, tag="game_prepared"):
+    """The next game has an id and the server's commitment: seeds may be contributed to it."""
+
+    data: GamePrepared
+
+
+class SeedContributedEntry(_TableLogEntry, frozen=True, tag="seed_contributed"):
+    """A person contributed a seed to the prepared game. Until that game is dealt, another
+    person's `data.seed` is null (its `seed_hash` shows that one was given)."""
+
+    data: VisibleSeedContributed
+
+
+class SeedCommittedEntry(_TableLogEntry, frozen=True, tag="seed_committed"):
+    """A person committed to a seed by its hash, to reveal it once seeds close."""
+
+    data: SeedCommitted
+
+
+class SeedsClosedEntry(_TableLogEntry, frozen=True, tag="seeds_closed"):
+    """No more seeds for the prepared game: those committed must now be revealed."""
+
+    data: SeedsClosed
+
+
+class SeedRevealedEntry(_TableLogEntry, frozen=True, tag="seed_revealed"):
+    """A person revealed the seed they committed to. Until the game is dealt, another
+    person's `data.seed` is null (its `seed_hash` is the commitment)."""
+
+    data: VisibleSeedRevealed
+
+
+class SeedWithheldEntry(_TableLogEntry, frozen=True, tag="seed_withheld"):
+    """A committed seed was not revealed in time: that seat's seed counts as none."""
+
+    data: SeedWithheld
+
+
+class GameOpenedEntry(_TableLogEntry, frozen=True, tag="game_opened"):
+    """A game was dealt at the table: follow it with `data.game_id`."""
+
+    data: GameOpened
+
+
+class PotFormedEntry(_TableLogEntry, frozen=True, tag="pot_formed"):
+    """At the first deal of a buy-in table, every stake went into the pot."""
+
+    data: PotFormed
+
+
+class PotSettledEntry(_TableLogEntry, frozen=True, tag="pot_settled"):
+    """The pot was paid out to the winners, or back to every payer."""
+
+    data: PotSettled
+
+
+class GameFinishedEntry(_TableLogEntry, frozen=True, tag="game_finished"):
+    """The table's current game ended."""
+
+    data: GameFinished
+
+
+class TableClosedEntry(_TableLogEntry, frozen=True, tag="table_closed"):
+    """Nobody is left: the table is closed. The last event of a table."""
+
+    data: TableClosedEvent
+
+
+VisibleEvent = (
+    DealCommittedEntry
+    | GameStartedEntry
+    | TurnStartedEntry
+    | BeeTappedEntry
+    | PickConfirmedEntry
+    | PicksRevealedEntry
+    | BeeLandedEntry
+    | StemChoiceRequiredEntry
+    | StemTakenEntry
+    | SeatLeftEntry
+    | GameEndedEntry
+    | DealRevealedEntry
+)
+"""An event of a game's log as one viewer may see it, tagged by `type`."""
+
+TableLogEntry = (
+    TableOpenedEntry
+    | SeatTakenEntry
+    | SeatFreedEntry
+    | HostChangedEntry
+    | GamePreparedEntry
+    | SeedContributedEntry
+    | SeedCommittedEntry
+    | SeedsClosedEntry
+    | SeedRevealedEntry
+    | SeedWithheldEntry
+    | GameOpenedEntry
+    | PotFormedEntry
+    | PotSettledEntry
+    | GameFinishedEntry
+    | TableClosedEntry
+)
+"""An event of a table's log, tagged by `type`; another person's seed is hidden until its game
+is dealt."""
+
+_GAME_ENTRIES: dict[str, Callable[..., VisibleEvent]] = {
+    "deal_committed": DealCommittedEntry,
+    "game_started": GameStartedEntry,
+    "turn_started": TurnStartedEntry,
+    "bee_tapped": BeeTappedEntry,
+    "pick_confirmed": PickConfirmedEntry,
+    "picks_revealed": PicksRevealedEntry,
+    "bee_landed": BeeLandedEntry,
+    "stem_choice_required": StemChoiceRequiredEntry,
+    "stem_taken": StemTakenEntry,
+    "seat_left": SeatLeftEntry,
+    "game_ended": GameEndedEntry,
+    "deal_revealed": DealRevealedEntry,
+}
+_TABLE_ENTRIES: dict[str, Callable[..., TableLogEntry]] = {
+    "table_opened": TableOpenedEntry,
+    "seat_taken": SeatTakenEntry,
+    "seat_freed": SeatFreedEntry,
+    "host_changed": HostChangedEntry,
+    "game_prepared": GamePreparedEntry,
+    "seed_contributed": SeedContributedEntry,
+    "seed_committed": SeedCommittedEntry,
+    "seeds_closed": SeedsClosedEntry,
+    "seed_revealed": SeedRevealedEntry,
+    "seed_withheld": SeedWithheldEntry,
+    "game_opened": GameOpenedEntry,
+    "pot_formed": PotFormedEntry,
+    "pot_settled": PotSettledEntry,
+    "game_finished": GameFinishedEntry,
+    "table_closed": TableClosedEntry,
+}
+
+
+def _hex(r: RecordedEvent) -> str:
+    return r.hash.hex()
 
 
 def visible_events(
     recorded: Sequence[RecordedEvent], seat: int | None, game_over: bool
 ) -> list[VisibleEvent]:
+    """The game events as seat `seat` (None: a spectator) may see them, in their typed
+    envelopes."""
     return [
-        VisibleEvent(
+        _GAME_ENTRIES[r.type](
             version=r.version,
-            type=r.type,
             recorded_at=r.recorded_at,
+            hash=_hex(r),
             data=visible_event(decode_event(r.data), seat, game_over),
-            hash=r.hash.hex(),
         )
         for r in recorded
     ]
@@ -60,19 +354,18 @@ def table_renderer(viewer: str, table: TableState) -> Render:
     first one rendered) so that another person's seed stays hidden until its game is dealt."""
     state = table
 
-    def render(recorded: Sequence[RecordedEvent], _over: bool) -> list[VisibleEvent]:
+    def render(recorded: Sequence[RecordedEvent], _over: bool) -> list[TableLogEntry]:
         nonlocal state
         shown = []
         for r in recorded:
             event = decode_table_event(r.data)
             state = evolve_table(state, event) if r.version > state.version else state
             shown.append(
-                VisibleEvent(
+                _TABLE_ENTRIES[r.type](
                     version=r.version,
-                    type=r.type,
                     recorded_at=r.recorded_at,
-                    data=msgspec.to_builtins(seen_by(event, viewer, state)),
-                    hash=r.hash.hex(),
+                    hash=_hex(r),
+                    data=visible_table_event(event, viewer, state),
                 )
             )
         return shown
@@ -80,40 +373,50 @@ def table_renderer(viewer: str, table: TableState) -> Render:
     return render
 
 
+AnyLogEntry = VisibleEvent | TableLogEntry
+
+
+def entry_type(entry: AnyLogEntry) -> str:
+    """The `type` tag of a log entry (the SSE `event:` field)."""
+    return str(type(entry).__struct_config__.tag)
+
+
+Render = Callable[[Sequence[RecordedEvent], bool], Sequence[AnyLogEntry]]
+
+
 class Streams:
-    def __init__(self, ctx: Context, repository: Repository) -> None:
+    def __init__(self, ctx: Context, repository: Repository, watching: Watching) -> None:
         self.ctx = ctx
         self.repository = repository
+        self.watching = watching
 
     async def list_game_events(
         self, player: Player, game_id: str, after: int, limit: int
     ) -> list[VisibleEvent]:
         state = await self.repository.game(game_id)
-        seat = seat_of(state, player.player_id)
-        if seat is None:
-            raise Forbidden("You do not sit at this game.")
+        seat = await viewer_seat(self.repository, state, player)
         recorded = await self.ctx.store.read_stream(
             stream("game", game_id), after_version=after, up_to_version=after + limit
         )
         return visible_events(recorded, seat, game_over=state.phase == "ended")
 
     async def follow_game(
-        self, player: Player, game_id: str, after: int, *, heartbeat: float
+        self, viewer: Viewer, game_id: str, after: int, *, heartbeat: float
     ) -> AsyncIterator[VisibleEvent | None]:
         """The caller's live view of the game log after version `after`: each event as
         `list_game_events` would show it at that moment, and `None` for a heartbeat tick.
+        A spectator (no seat, at an online table) sees every hand hidden.
 
         Checks access now (so 403/404 come before any streaming); the iterator ends after
-        `game_ended`."""
+        `game_ended`, or when the viewer's token is revoked or expires."""
         state = await self.repository.game(game_id)
-        seat = seat_of(state, player.player_id)
-        if seat is None:
-            raise Forbidden("You do not sit at this game.")
+        seat = await viewer_seat(self.repository, state, viewer.player)
 
         def render(recorded: Sequence[RecordedEvent], over: bool) -> list[VisibleEvent]:
             return visible_events(recorded, seat, game_over=over)
 
-        return self._follow(
+        return self._follow(  # type: ignore[return-value]
+            viewer,
             stream("game", game_id),
             after,
             heartbeat,
@@ -123,25 +426,28 @@ class Streams:
         )
 
     async def follow_table(
-        self, player: Player, table_id: str, after: int, *, heartbeat: float
-    ) -> AsyncIterator[VisibleEvent | None]:
+        self, viewer: Viewer, table_id: str, after: int, *, heartbeat: float
+    ) -> AsyncIterator[TableLogEntry | None]:
         """A table's events (seats taken and freed, host changes, seeds, games opened and
-        finished) after version `after`; another person's seed shows only as its hash until its
-        game is dealt. Ends after `table_closed`."""
+        finished) after version `after`; another person's seed shows only as its hash until
+        its game is dealt. Ends after `table_closed`, or when the viewer's token is revoked or
+        expires."""
         table = await self.repository.table(table_id)
         if table.mode == "solo":
-            require_seated(table, player)
-        return self._follow(
+            require_seated(table, viewer.player)
+        return self._follow(  # type: ignore[return-value]
+            viewer,
             stream("table", table_id),
             after,
             heartbeat,
-            table_renderer(player.player_id, table),
+            table_renderer(viewer.player.player_id, table),
             last_type="table_closed",
             already_over=table.version if table.closed else None,
         )
 
     async def _follow(
         self,
+        viewer: Viewer,
         followed: str,
         after: int,
         heartbeat: float,
@@ -149,17 +455,29 @@ class Streams:
         *,
         last_type: str,
         already_over: int | None,
-    ) -> AsyncIterator[VisibleEvent | None]:
+    ) -> AsyncIterator[AnyLogEntry | None]:
         """Re-read the stream from our own last version after every wake-up (a NOTIFY from
-        whichever process appended) and on every heartbeat tick, in case one was missed."""
+        whichever process appended) and on every heartbeat tick, in case one was missed. The
+        viewer's token is checked again when it is revoked anywhere and on every tick."""
         last = after
         wakeups = self.ctx.wakeups
         with (
-            wakeups.subscribe(followed)
-            if wakeups is not None
-            else contextlib.nullcontext(asyncio.Event())
-        ) as woken:
+            (
+                wakeups.subscribe(followed)
+                if wakeups is not None
+                else contextlib.nullcontext(asyncio.Event())
+            ) as woken,
+            (
+                wakeups.subscribe(revocation_channel(viewer.token_hash))
+                if wakeups is not None
+                else contextlib.nullcontext(asyncio.Event())
+            ) as revoked,
+        ):
             while already_over is None or last < already_over:
+                if revoked.is_set():
+                    revoked.clear()
+                    if not await self.watching.still_valid(viewer):
+                        return
                 woken.clear()  # before reading, so a commit during the read wakes us again
                 recorded = await self.ctx.store.read_stream(followed, after_version=last)
                 if recorded:
@@ -170,7 +488,20 @@ class Streams:
                     if over:
                         return
                     continue
-                try:
-                    await asyncio.wait_for(woken.wait(), heartbeat)
-                except TimeoutError:
+                if not await _either(woken, revoked, heartbeat):
+                    if not await self.watching.still_valid(viewer):
+                        return
                     yield None
+
+
+async def _either(first: asyncio.Event, second: asyncio.Event, timeout: float) -> bool:
+    """Wait until either event is set (True) or `timeout` passes (False)."""
+    if first.is_set() or second.is_set():
+        return True
+    waits = [asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())]
+    try:
+        done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+    return bool(done)

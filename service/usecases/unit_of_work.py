@@ -40,7 +40,7 @@ from service.domain.tables import (
     table_event_type,
 )
 from service.store.events import NewEvent, StreamAppend
-from service.store.projections import Statement, lobby_row, stats_row, wallet_row
+from service.store.projections import Statement, lobby_row, members_row, stats_row, wallet_row
 from service.usecases.context import stream
 from service.usecases.repository import Repository
 
@@ -202,6 +202,8 @@ class UnitOfWork:
             rows.append(stats_row(player_id, loaded.name, stats))
         if self.table_events and self.table.mode == "online":
             rows.append(lobby_row(self.table))
+        if self.table_events:
+            rows.append(members_row(self.table))
         return rows
 
 

@@ -63,9 +63,11 @@ async def test_a_token_for_one_table_is_useless_at_another(anon: Api) -> None:
     game1 = (await bob.ok_table_action(first["table_id"], "seats"))["game"]
     second = await cat.create_table(seats=2)
     await (await anon.guest("Dan")).ok_table_action(second["table_id"], "seats")
-    # Cat sits at the second table: at the first she can see the table, never the game.
+    # Cat sits at the second table: at the first she can see the table and watch the game as
+    # a spectator (no seat, no hand), never play in it.
     assert (await cat.table(first["table_id"]))["game"] is None
-    assert_problem(await cat.client.get(f"/games/{game1['game_id']}", headers=cat.headers), 403)
+    watched = await cat.game(game1["game_id"])
+    assert watched["you"] is None and watched["hand"] == [] and watched["forecast"] == []
     assert_problem(await cat.move(game1["game_id"], type="confirm", bee=game1["hand"][0]), 403)
     assert_problem(await cat.table_action(first["table_id"], "leave"), 403, "not-seated")
     assert_problem(await cat.table_action(first["table_id"], "start"), 403, "not-host")
@@ -106,6 +108,10 @@ async def test_leaving_mid_game_and_the_last_person_standing_wins(anon: Api) -> 
     final = await hana.game(gid)
     assert final["phase"] == "ended"
     assert final["result"] == {
+        "scores": [
+            {"seat": n, "stings": final["result"]["stings"][n - 1], "winner": n == 1}
+            for n in range(1, 5)
+        ],
         "stings": final["result"]["stings"],
         "winners": [1],
         "reason": "last_person_standing",

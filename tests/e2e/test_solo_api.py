@@ -171,7 +171,9 @@ async def test_malformed_moves_are_400_and_change_nothing(ada: Api) -> None:
             await ada.client.post(f"/games/{gid}/moves", json=body, headers=ada.headers), 400
         )
     not_json = await ada.client.post(
-        f"/games/{gid}/moves", content=b"{not json", headers=ada.headers
+        f"/games/{gid}/moves",
+        content=b"{not json",
+        headers={**ada.headers, "Content-Type": "application/json"},
     )
     assert_problem(not_json, 400)
     assert (await ada.game(gid))["version"] == game["version"]
@@ -186,13 +188,15 @@ async def test_oversized_body_is_413(ada: Api) -> None:
     assert_problem(response, 413)
 
 
-async def test_rule_violations_are_409_or_422_with_their_code(ada: Api) -> None:
+async def test_rule_violations_are_409_or_400_with_their_code(ada: Api) -> None:
     game = (await ada.solo_table())["game"]
     gid, hand = game["game_id"], game["hand"]
     not_mine = next(b for b in range(1, 45) if b not in hand)
     assert_problem(await ada.move(gid, type="tap", bee=not_mine), 409, "bee-not-in-hand")
     assert_problem(await ada.move(gid, type="confirm"), 409, "nothing-tapped")
-    assert_problem(await ada.move(gid, type="take_stem", stem=9), 422, "stem-out-of-range")
+    # A stem outside 1-4 is outside the document's bounds: malformed before any rule runs.
+    assert_problem(await ada.move(gid, type="take_stem", stem=9), 400, "bad-request")
+    assert_problem(await ada.move(gid, type="tap", bee=0), 400, "bad-request")
     assert_problem(await ada.move(gid, type="take_stem", stem=2), 409, "not-your-decision")
     assert (await ada.game(gid))["version"] == game["version"]
 

@@ -56,11 +56,11 @@ def violations(calls: list[Call], table_of_game: dict[str, str]) -> list[str]:
         games = {s.removeprefix("game-") for s in streams if s.startswith("game-")}
         others = [s for s in streams if not s.startswith(("table-", "game-"))]
         owners = tables | {table_of_game.get(g, f"?{g}") for g in games}
-        # Rows written in the same transaction: lobby (table id), timers and deal secrets
-        # (game id), all keyed by their first argument.
+        # Rows written in the same transaction: lobby and table members (table id), timers and
+        # deal secrets (game id), all keyed by their first argument.
         for sql, args in also:
             key = str(args[0]) if args else ""
-            if "lobby" in sql:
+            if "lobby" in sql or "table_members" in sql:
                 owners.add(key)
             elif "timers" in sql or "deal_secrets" in sql:
                 owners.add(table_of_game.get(key, f"?{key}"))

@@ -1,0 +1,490 @@
+"""The OpenAPI document as clients get it: Litestar's paths, with the schemas, descriptions,
+examples and statuses that Litestar's generator leaves out.
+
+Litestar builds the paths and operations from the handlers (docstrings become descriptions).
+Its component schemas drop most of what msgspec knows, so they are replaced here by msgspec's
+own (`msgspec.json.schema_components`): tagged unions with a `discriminator`,
+`additionalProperties: false` where unknown fields are refused, integer bounds as integers,
+`format: uuid`. Every schema and property is then described from the code:
+
+* a struct's docstring is the schema's description; a Google-style `Attributes:` section in
+  it describes the properties;
+* failing that, a field's own comment in the source (on its line, or the lines just above)
+  describes it, so the comments written for readers serve clients too.
+
+`tests/contract/test_documents.py` fails when an operation, schema or property is left
+without a description. The app serves this document (`/docs/openapi.json` and the rendered
+pages), and `python -m service documents` commits the same text.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import re
+import tokenize
+from collections.abc import Iterator
+from io import StringIO
+from typing import Any
+
+import msgspec
+from litestar import Litestar, Request
+from litestar.openapi.plugins import (
+    JsonRenderPlugin,
+    OpenAPIRenderPlugin,
+    ScalarRenderPlugin,
+    SwaggerRenderPlugin,
+)
+
+from service.api import examples
+from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
+from service.api.problems import CATALOGUE, Problem
+from service.usecases.streams import TableLogEntry, VisibleEvent
+
+REF = "#/components/schemas/{name}"
+
+# Named unions: components of their own, referenced wherever they appear.
+UNIONS: dict[str, Any] = {"VisibleEvent": VisibleEvent, "TableLogEntry": TableLogEntry}
+UNION_DESCRIPTIONS = {
+    "VisibleEvent": (
+        "An event of a game's log as the caller may see it: one schema per event `type` "
+        "(the discriminator). The redacted forms are stated on each: until the game ends, "
+        "`game_started.data.hands` holds only the caller's own hand, and another seat's "
+        "`bee_tapped.data.bee` and `pick_confirmed.data.bee`/`by_clock` are null (for a "
+        "spectator, every seat's); from `game_ended` on, everything is shown."
+    ),
+    "TableLogEntry": (
+        "An event of a table's log (tables hide nothing): one schema per event `type` (the "
+        "discriminator)."
+    ),
+}
+
+# Properties that hold a server-made UUID as text.
+UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
+
+SUMMARIES = {
+    "createGuest": "Create a guest",
+    "register": "Create an account",
+    "login": "Log in",
+    "logout": "Log out (revoke this token)",
+    "getMe": "Your profile and coins",
+    "listMyGames": "The tables and games you sit at",
+    "getPlayer": "A player's public profile",
+    "listLeaderboard": "The leaderboard",
+    "createSoloTable": "Play solo against bee players",
+    "createTable": "Open an online table",
+    "listTables": "The lobby: open tables",
+    "getTable": "A table and your view of its game",
+    "joinTable": "Take a seat",
+    "leaveTable": "Leave the table",
+    "startGame": "Start the first game (host)",
+    "fillWithBees": "Fill empty seats with bee players (host)",
+    "playAgain": "Deal another game at the table",
+    "contributeSeed": "Contribute a seed to the next deal",
+    "createTableStreamTicket": "A ticket to follow the table from a browser",
+    "streamTableEvents": "Follow the table live (Server-Sent Events)",
+    "getGame": "Your view of a game",
+    "submitMove": "Tap, confirm or take a stem",
+    "listGameEvents": "The game's log, a page at a time",
+    "createGameStreamTicket": "A ticket to follow the game from a browser",
+    "streamGameEvents": "Follow the game live (Server-Sent Events)",
+    "exportGame": "The whole game, for an offline audit",
+    "verifyGame": "The server's verification of a game",
+    "health": "Liveness and database readiness",
+    "healthLive": "Is the process up (liveness probe)",
+    "healthReady": "Can it serve: database and migrations (readiness probe)",
+    "commitSeed": "Commit to a seed by its hash",
+    "revealSeed": "Reveal the seed you committed to",
+}
+
+PATH_PARAMETERS = {
+    "table_id": "The table's id (from createTable, createSoloTable, listTables or listMyGames)",
+    "game_id": "The game's id (from a table's `games`, `game.game_id`, or listMyGames)",
+    "player_id": "The player's id",
+}
+
+EXTRA_STATUSES = {
+    # Statuses the handlers' declared lists leave out, found by reading the code paths.
+    "createTable": (403, 409),
+}
+
+STATUS_DESCRIPTIONS = {
+    400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
+    415: "The body is not `application/json`",
+    500: "A bug in the server (report it with the `X-Request-ID` response header)",
+}
+
+# Links for clients and for schemathesis' stateful phase: where an answer's ids lead next.
+LINKS: dict[str, dict[str, dict[str, Any]]] = {
+    "createSoloTable": {
+        "GetGame": {
+            "operationId": "getGame",
+            "parameters": {"game_id": "$response.body#/game/game_id"},
+        },
+        "SubmitMove": {
+            "operationId": "submitMove",
+            "parameters": {"game_id": "$response.body#/game/game_id"},
+        },
+        "GetTable": {
+            "operationId": "getTable",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+        "ListGameEvents": {
+            "operationId": "listGameEvents",
+            "parameters": {"game_id": "$response.body#/game/game_id"},
+        },
+    },
+    "createTable": {
+        "GetTable": {
+            "operationId": "getTable",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+        "JoinTable": {
+            "operationId": "joinTable",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+        "LeaveTable": {
+            "operationId": "leaveTable",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+        "ContributeSeed": {
+            "operationId": "contributeSeed",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+    },
+    "submitMove": {
+        "GetGame": {"operationId": "getGame", "parameters": {"game_id": "$response.body#/game_id"}},
+        "ListGameEvents": {
+            "operationId": "listGameEvents",
+            "parameters": {"game_id": "$response.body#/game_id"},
+        },
+    },
+    "getGame": {
+        "SubmitMove": {
+            "operationId": "submitMove",
+            "parameters": {"game_id": "$response.body#/game_id"},
+        },
+        "GetTable": {
+            "operationId": "getTable",
+            "parameters": {"table_id": "$response.body#/table_id"},
+        },
+    },
+}
+
+
+# --- descriptions from the code --------------------------------------------------------------
+
+
+def _paragraphs(text: str) -> str:
+    return "\n\n".join(" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip())
+
+
+def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """(the summary, each attribute's description) of a Google-style docstring."""
+    if not doc:
+        return "", {}
+    text = inspect.cleandoc(doc)
+    head, _, rest = text.partition("\nAttributes:\n")
+    attributes: dict[str, str] = {}
+    name = None
+    for line in rest.splitlines():
+        match = re.match(r"^ {4}(\w+): ?(.*)$", line)
+        if match:
+            name = match.group(1)
+            attributes[name] = match.group(2)
+        elif name is not None and line.strip():
+            attributes[name] += " " + line.strip()
+    return _paragraphs(head), {k: " ".join(v.split()) for k, v in attributes.items()}
+
+
+def field_comments(cls: type) -> dict[str, str]:
+    """Each field's comment in the class body: on its own line, or in the lines just above."""
+    try:
+        source = inspect.getsource(cls)
+    except (OSError, TypeError):
+        return {}
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    line_comment: dict[int, str] = {}
+    for token in tokenize.generate_tokens(StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            line_comment[token.start[0]] = token.string.lstrip("#").strip()
+    for number, line in enumerate(source.splitlines(), start=1):
+        stripped = line.strip()
+        match = re.match(r"^    (\w+)\s*:", line)
+        if stripped.startswith("#"):
+            pending.append(line_comment.get(number, ""))
+            continue
+        if match and not stripped.startswith(("def ", "class ")):
+            parts = [*pending]
+            if number in line_comment:
+                parts.append(line_comment[number])
+            if parts:
+                comments[match.group(1)] = " ".join(p for p in parts if p)
+        pending = []
+    return comments
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", ")", "`", "!", "?")) else text + "."
+
+
+def _structs(types: list[Any]) -> Iterator[type[msgspec.Struct]]:
+    seen: set[type] = set()
+
+    def walk(info: msgspec.inspect.Type) -> Iterator[type[msgspec.Struct]]:
+        if isinstance(info, msgspec.inspect.StructType):
+            if info.cls in seen:
+                return
+            seen.add(info.cls)
+            yield info.cls
+            for field in info.fields:
+                yield from walk(field.type)
+        elif isinstance(info, msgspec.inspect.UnionType):
+            for inner in info.types:
+                yield from walk(inner)
+        elif isinstance(info, msgspec.inspect.Metadata):
+            yield from walk(info.type)
+        elif isinstance(
+            info,
+            msgspec.inspect.ListType
+            | msgspec.inspect.VarTupleType
+            | msgspec.inspect.SetType
+            | msgspec.inspect.FrozenSetType,
+        ):
+            yield from walk(info.item_type)
+        elif isinstance(info, msgspec.inspect.TupleType):
+            for inner in info.item_types:
+                yield from walk(inner)
+        elif isinstance(info, msgspec.inspect.DictType):
+            yield from walk(info.value_type)
+
+    for info in msgspec.inspect.multi_type_info(types):
+        yield from walk(info)
+
+
+def _is_datetime(info: msgspec.inspect.Type) -> bool:
+    if isinstance(info, msgspec.inspect.Metadata):
+        return _is_datetime(info.type)
+    if isinstance(info, msgspec.inspect.UnionType):
+        return any(_is_datetime(t) for t in info.types)
+    return isinstance(info, msgspec.inspect.DateTimeType)
+
+
+def _string_schemas(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if schema.get("type") == "string":
+        yield schema
+    for key in ("anyOf", "oneOf"):
+        for inner in schema.get(key, ()):
+            yield from _string_schemas(inner)
+    if isinstance(schema.get("items"), dict):
+        yield from _string_schemas(schema["items"])
+
+
+def describe(components: dict[str, Any], types: list[Any]) -> None:
+    """Descriptions and formats on every struct's schema, from its docstring and comments."""
+    for cls in _structs(types):
+        schema = components.get(cls.__name__)
+        if schema is None or schema.get("type") != "object":
+            continue
+        summary, attributes = parse_docstring(cls.__doc__)
+        comments = field_comments(cls)
+        for base in cls.__mro__[1:]:  # fields a struct inherits are described where declared
+            if issubclass(base, msgspec.Struct) and base is not msgspec.Struct:
+                attributes = {**parse_docstring(base.__doc__)[1], **attributes}
+                comments = {**field_comments(base), **comments}
+        attributes = {**FIELD_DOCS.get(cls.__name__, {}), **attributes}
+        summary = summary or SCHEMA_DOCS.get(cls.__name__, "")
+        if summary:
+            schema["description"] = summary
+        config = cls.__struct_config__
+        fields = {f.encode_name: f for f in msgspec.inspect.type_info(cls).fields}  # type: ignore[attr-defined]
+        for name, prop in schema.get("properties", {}).items():
+            if config.tag_field == name:
+                prop.setdefault(
+                    "description", f"Always `{config.tag}`: tells this {cls.__name__} apart."
+                )
+                continue
+            text = attributes.get(name) or comments.get(name) or GENERIC.get(name)
+            if text and "description" not in prop:
+                prop["description"] = _sentence(text)
+            field = fields.get(name)
+            if field is not None and _is_datetime(field.type):
+                for string in _string_schemas(prop):
+                    string.setdefault("format", "date-time")
+            if name in UUID_PROPERTIES:
+                for string in _string_schemas(prop):
+                    string.setdefault("format", "uuid")
+
+
+def _replace_inline(node: Any, inline: dict[str, Any], ref: dict[str, str]) -> Any:
+    if node == inline:
+        return dict(ref)
+    if isinstance(node, dict):
+        return {k: _replace_inline(v, inline, ref) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replace_inline(v, inline, ref) for v in node]
+    return node
+
+
+# --- the document ----------------------------------------------------------------------------
+
+
+def documented_types(app: Litestar) -> list[Any]:
+    """What the operations take and return (msgspec types only), and the named unions."""
+    found: list[Any] = []
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if not handler.resolve_include_in_schema():
+                continue
+            candidates = [handler.parsed_fn_signature.return_type.annotation]
+            data = handler.parsed_fn_signature.parameters.get("data")
+            if data is not None:
+                candidates.append(data.annotation)
+            for annotation in candidates:
+                try:
+                    msgspec.json.schema(annotation)
+                except TypeError:
+                    continue
+                if annotation is not None and annotation not in found:
+                    found.append(annotation)
+    return [*found, Problem, *UNIONS.values()]
+
+
+def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if isinstance(operation, dict) and "operationId" in operation:
+                yield path, method, operation
+
+
+def _integers(node: Any) -> Any:
+    """Litestar writes integer bounds as floats (1.0); a generated client wants integers."""
+    if isinstance(node, dict):
+        out = {k: _integers(v) for k, v in node.items()}
+        if out.get("type") == "integer":
+            for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                if isinstance(out.get(key), float) and out[key].is_integer():
+                    out[key] = int(out[key])
+        return out
+    if isinstance(node, list):
+        return [_integers(v) for v in node]
+    return node
+
+
+def _problem_response(status: int, description: str) -> dict[str, Any]:
+    codes = sorted(c for c, e in CATALOGUE.items() if e.status == status)
+    listed = ", ".join(f"`{c}`" for c in codes)
+    return {
+        "description": description + (f". Codes: {listed}." if listed else "."),
+        "content": {
+            "application/problem+json": {
+                "schema": {"$ref": REF.format(name="Problem")},
+                "example": examples.problem(status, codes[0] if codes else "http-error"),
+            }
+        },
+    }
+
+
+def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
+    document: dict[str, Any] = _integers(copy.deepcopy(generated))
+    types = documented_types(app)
+    tops, components = msgspec.json.schema_components(types, ref_template=REF)
+    for (name, union), top in zip(UNIONS.items(), tops[-len(UNIONS) :], strict=True):
+        del union
+        named = {"description": UNION_DESCRIPTIONS[name], **top}
+        components = _replace_inline(components, top, {"$ref": REF.format(name=name)})
+        components[name] = named
+    describe(components, types)
+    document["components"]["schemas"] = dict(sorted(components.items()))
+
+    for _path, _method, operation in _operations(document):
+        op_id = operation["operationId"]
+        operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
+        operation.setdefault("security", [])
+        for parameter in operation.get("parameters", ()):
+            if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETERS:
+                parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
+        body = operation.get("requestBody")
+        responses = operation["responses"]
+        statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
+        statuses |= {400, 500}  # an unknown query parameter is refused everywhere
+        if body is not None:
+            statuses |= {400, 413, 415}
+            media = body["content"]["application/json"]
+            variants = media["schema"].get("oneOf", [])
+            if {"type": "null"} in variants:  # an optional body: absent, `{}` or null
+                body["required"] = False
+                rest = [v for v in variants if v != {"type": "null"}]
+                media["schema"] = rest[0] if len(rest) == 1 else {"oneOf": rest}
+            body.setdefault("description", examples.REQUEST_DESCRIPTIONS.get(op_id, "The request."))
+            request_examples = examples.requests().get(op_id)
+            if request_examples:
+                media["examples"] = request_examples
+        for status in sorted(statuses):
+            key = str(status)
+            if status >= 400:
+                current = responses.get(key, {})
+                description = current.get("description") or STATUS_DESCRIPTIONS.get(
+                    status, "Refused"
+                )
+                responses[key] = _problem_response(status, description.rstrip("."))
+        for key, response in responses.items():
+            if int(key) >= 400:
+                continue
+            if response.get("headers") == {}:
+                del response["headers"]
+            content = response.get("content", {})
+            if "application/json" in content:
+                media = content["application/json"]
+                ref = media["schema"].get("$ref", "")
+                name = ref.rsplit("/", 1)[-1]
+                if response.get("description", "").startswith(("Request fulfilled", "Document")):
+                    described = components.get(name, {}).get("description", "")
+                    response["description"] = described.split("\n\n")[0] or "The answer."
+                example = examples.responses().get(op_id)
+                if example is not None:
+                    media["example"] = example
+            if "text/event-stream" in content:
+                union = "VisibleEvent" if op_id == "streamGameEvents" else "TableLogEntry"
+                content["text/event-stream"]["x-event-data-schema"] = {
+                    "$ref": REF.format(name=union)
+                }
+            if op_id in LINKS and key in ("200", "201"):
+                response["links"] = LINKS[op_id]
+        operation["responses"] = dict(sorted(responses.items()))
+    return document
+
+
+# --- serving it ------------------------------------------------------------------------------
+
+_SERVED: dict[int, dict[str, Any]] = {}
+
+
+def served_document(app: Litestar) -> dict[str, Any]:
+    """The refined document of `app`, built once."""
+    key = id(app)
+    if key not in _SERVED:
+        _SERVED[key] = refine(app, dict(app.openapi_schema.to_schema()))
+    return _SERVED[key]
+
+
+class _Refined(OpenAPIRenderPlugin):
+    def render_json(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:  # type: ignore[override]
+        return super().render_json(request, served_document(request.app))
+
+
+class RefinedJson(_Refined, JsonRenderPlugin):
+    """`/docs/openapi.json`: the refined document."""
+
+
+class RefinedScalar(_Refined, ScalarRenderPlugin):
+    """`/docs`: Scalar's reference pages, drawn from the refined document."""
+
+
+class RefinedSwagger(_Refined, SwaggerRenderPlugin):
+    """`/docs/swagger`: Swagger UI, drawn from the refined document."""

@@ -1,0 +1,182 @@
+"""A client that nobody here writes: `openapi-python-client` generates one from the committed
+document into a temporary directory, and it plays a whole solo game and an online game with a
+too-low choice against the real server, using only the generated code (its models, its
+operations, its enums): if the document is wrong, this fails."""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENT = ROOT / "openapi" / "openapi.json"
+_ids = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def client_package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[types.ModuleType]:
+    out = tmp_path_factory.mktemp("generated")
+    config = out / "config.yml"
+    config.write_text("post_hooks: []\n")  # no formatter needed to use the code
+    subprocess.run(
+        [
+            str(Path(sys.executable).parent / "openapi-python-client"),
+            "generate",
+            "--path",
+            str(DOCUMENT),
+            "--meta",
+            "none",
+            "--config",
+            str(config),
+            "--output-path",
+            str(out / "swarm_generated"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    sys.path.insert(0, str(out))
+    try:
+        yield importlib.import_module("swarm_generated")
+    finally:
+        sys.path.remove(str(out))
+        for name in [m for m in sys.modules if m.startswith("swarm_generated")]:
+            del sys.modules[name]
+
+
+class Generated:
+    """The generated modules, looked up by name (as a user of the package would import them)."""
+
+    def __init__(self, package: types.ModuleType, base_url: str) -> None:
+        self.name = package.__name__
+        self.base_url = base_url
+        self.models = importlib.import_module(f"{self.name}.models")
+        self.Client = importlib.import_module(self.name).Client
+        self.AuthenticatedClient = importlib.import_module(self.name).AuthenticatedClient
+
+    def op(self, tag: str, operation: str) -> Any:
+        return importlib.import_module(f"{self.name}.api.{tag}.{operation}")
+
+    def guest(self, name: str) -> Any:
+        anonymous = self.Client(base_url=self.base_url)
+        out = self.op("players", "create_guest").sync(
+            client=anonymous, body=self.models.GuestIn(name=name)
+        )
+        assert isinstance(out, self.models.GuestOut), out
+        return self.AuthenticatedClient(base_url=self.base_url, token=out.token)
+
+    def game(self, client: Any, game_id: Any) -> Any:
+        view = self.op("games", "get_game").sync(game_id, client=client)
+        assert isinstance(view, self.models.GameView), view
+        return view
+
+    def move(self, client: Any, game_id: Any, body: Any) -> Any:
+        view = self.op("games", "submit_move").sync(game_id, client=client, body=body)
+        assert isinstance(view, self.models.GameView), view
+        return view
+
+    def confirm_lowest(self, view: Any) -> Any:
+        return self.models.Confirm(
+            type_=self.models.ConfirmType.CONFIRM, bee=view.hand[0], move_id=f"c{next(_ids)}"
+        )
+
+    def take_cheapest(self, view: Any) -> Any:
+        return self.models.ChooseStem(
+            type_=self.models.ChooseStemType.TAKE_STEM,
+            stem=view.choice.cheapest,
+            move_id=f"s{next(_ids)}",
+        )
+
+
+@pytest.fixture
+def api(client_package: types.ModuleType, live_server: str) -> Generated:
+    return Generated(client_package, live_server)
+
+
+def test_a_generated_client_plays_a_whole_solo_game(api: Generated) -> None:
+    ada = api.guest("Ada")
+    table = api.op("tables", "create_solo_table").sync(
+        client=ada, body=api.models.SoloTableIn(players=3)
+    )
+    assert isinstance(table, api.models.TableView), table
+    view = table.game
+    game_id = view.game_id
+    tapped = api.move(
+        ada,
+        game_id,
+        api.models.Tap(type_=api.models.TapType.TAP, bee=view.hand[-1], move_id="tap-1"),
+    )
+    assert tapped.tapped == view.hand[-1]
+    while view.phase != api.models.GameViewPhase.ENDED:
+        if view.phase == api.models.GameViewPhase.CHOOSING:
+            assert view.choice.yours
+            view = api.move(ada, game_id, api.take_cheapest(view))
+        else:
+            assert view.hand_stings == [api_stings(b) for b in view.hand]
+            view = api.move(ada, game_id, api.confirm_lowest(view))
+    assert [score.seat for score in view.result.scores] == [1, 2, 3]
+    page = api.op("games", "list_game_events").sync(game_id, client=ada)
+    assert isinstance(page, api.models.EventPage), page
+    kinds = {type(e).__name__ for e in page.events}
+    assert {"GameStartedEntry", "PicksRevealedEntry", "GameEndedEntry"} <= kinds, kinds
+    verdict = api.op("games", "verify_game").sync(game_id, client=ada)
+    assert isinstance(verdict, api.models.Verification) and verdict.ok, verdict
+    reused = api.op("games", "submit_move").sync(
+        game_id,
+        client=ada,
+        body=api.models.Tap(type_=api.models.TapType.TAP, bee=1, move_id="tap-1"),
+    )
+    assert isinstance(reused, api.models.Problem) and reused.code == "move-id-reused", reused
+
+
+def api_stings(bee: int) -> int:
+    """Seed §2, to check the stings the views carry (a client would not need it)."""
+    if bee == 55:
+        return 7
+    if bee in (11, 22, 33, 44, 66, 77):
+        return 5
+    return 3 if bee % 10 == 0 else 2 if bee % 10 == 5 else 1
+
+
+def test_a_generated_client_plays_online_games_until_a_too_low_choice(api: Generated) -> None:
+    hana, bob = api.guest("Hana"), api.guest("Bob")
+    body = api.models.TableIn(seats=2, turn_seconds=600, choice_seconds=600)
+    table = api.op("tables", "create_table").sync(client=hana, body=body)
+    assert isinstance(table, api.models.TableView), table
+    joined = api.op("tables", "join_table").sync(table.table_id, client=bob)
+    assert isinstance(joined, api.models.TableView) and joined.game is not None, joined
+    mine = api.op("players", "list_my_games").sync(client=bob)
+    assert isinstance(mine, api.models.MyGames)
+    assert [t.table_id for t in mine.tables] == [table.table_id]
+    ticket = api.op("games", "create_game_stream_ticket").sync(joined.game.game_id, client=bob)
+    assert isinstance(ticket, api.models.StreamTicketOut), ticket
+    people = {1: hana, 2: bob}
+    choices = 0
+    game_id = joined.game.game_id
+    for number in range(8):
+        view = api.game(hana, game_id)
+        while view.phase != api.models.GameViewPhase.ENDED:
+            for seat, person in people.items():
+                view = api.game(person, game_id)
+                if view.phase == api.models.GameViewPhase.CHOOSING and view.choice.yours:
+                    choices += 1
+                    view = api.move(person, game_id, api.take_cheapest(view))
+                elif view.phase == api.models.GameViewPhase.PICKING and view.confirmed is None:
+                    view = api.move(person, game_id, api.confirm_lowest(view))
+                assert view.you == seat
+        assert view.result.winners and {s.seat for s in view.result.scores} == {1, 2}
+        if choices:
+            break
+        again = api.op("tables", "play_again").sync(table.table_id, client=hana)
+        assert isinstance(again, api.models.TableView), again
+        game_id = again.games[-1]
+        assert number < 7, "no too-low bee in 8 games"
+    assert choices > 0
