@@ -62,7 +62,7 @@ class Settings:
     tracing: str = "off"  # off | otlp (OTEL_EXPORTER_OTLP_* variables) | console
     forwarded_allow_ips: str = "127.0.0.1"  # proxies whose X-Forwarded-For is believed
     # -- browsers -----------------------------------------------------------------------------
-    cors_origins: str = ""  # comma-separated origins whose pages may call the API; "": none
+    cors_origins: str | None = None  # comma-separated origins whose pages may call the API
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -137,7 +137,8 @@ class Settings:
 
     @property
     def cors_origin_list(self) -> list[str]:
-        return [o.strip().rstrip("/") for o in self.cors_origins.split(",") if o.strip()]
+        raw = self.cors_origins or ""
+        return [o.strip().rstrip("/") for o in raw.split(",") if o.strip()]
 
     def with_(self, **changes: Any) -> Settings:
         return replace(self, **changes)

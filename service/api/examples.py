@@ -37,6 +37,8 @@ REQUEST_DESCRIPTIONS = {
     "fillWithBees": "Optional: your seed for the game that will be dealt (or no body at all).",
     "playAgain": "Optional: your seed for the game that will be dealt (or no body at all).",
     "contributeSeed": "Your seed for the table's next game.",
+    "commitSeed": "The hash of the seed you will reveal once seeds close.",
+    "revealSeed": "The seed you committed to.",
     "submitMove": "The move, with a `move_id` of your choosing (unique per move).",
 }
 
@@ -67,6 +69,13 @@ def requests() -> dict[str, dict[str, Any]]:
         "fillWithBees": {"no_seed": no_seed, "seed": seed},
         "playAgain": {"no_seed": no_seed, "seed": seed},
         "contributeSeed": {"seed": seed},
+        "commitSeed": {
+            "commitment": _example(
+                "Commit to a seed by its hash",
+                {"seed_hash": "3f" * 32},
+            )
+        },
+        "revealSeed": {"seed": seed},
         "submitMove": {
             "tap": _example(
                 "Tap a bee (saved, changeable)", {"type": "tap", "bee": 17, "move_id": "t-1"}

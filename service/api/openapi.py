@@ -110,6 +110,7 @@ EXTRA_STATUSES = {
 
 STATUS_DESCRIPTIONS = {
     400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
+    408: "The body did not arrive in time",
     415: "The body is not `application/json`",
     500: "A bug in the server (report it with the `X-Request-ID` response header)",
 }
@@ -414,7 +415,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
         statuses |= {400, 500}  # an unknown query parameter is refused everywhere
         if body is not None:
-            statuses |= {400, 413, 415}
+            statuses |= {400, 408, 413, 415}  # 408: the body came too slowly (the edge)
             media = body["content"]["application/json"]
             variants = media["schema"].get("oneOf", [])
             if {"type": "null"} in variants:  # an optional body: absent, `{}` or null

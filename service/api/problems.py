@@ -146,6 +146,21 @@ CATALOGUE: dict[str, Entry] = {
         "A bug in the server.",
         "Report it with the response's `X-Request-ID`; a retry may or may not help.",
     ),
+    "internal": Entry(
+        500,
+        "A failure in the server's outer layer (service/api/edge.py), before or after the app.",
+        "Report it with the time and request; a retry may or may not help.",
+    ),
+    "request-timeout": Entry(
+        408,
+        "The request's body did not arrive in time (`SWARM_BODY_TIMEOUT`).",
+        "Send the whole body promptly; retry on a working connection.",
+    ),
+    "migrations-pending": Entry(
+        503,
+        "Readiness only: this instance's database lacks migrations its code expects.",
+        "Operators: run `swarm migrate`; clients: use another instance or wait.",
+    ),
     # --- tables ---
     "invalid-table": Entry(
         422,
@@ -279,6 +294,26 @@ CATALOGUE: dict[str, Entry] = {
     "game-over": Entry(
         409, "The game has ended: no more moves.", "Show the result; play again if you like."
     ),
+    "seeds-closed": Entry(
+        409,
+        "Seeds for the next game are closed: it waits for the committed seeds' reveals.",
+        "Reveal yours if you committed one (revealSeed); otherwise wait for the deal.",
+    ),
+    "seeds-still-open": Entry(
+        409,
+        "Seeds are still open: nothing is to be revealed yet.",
+        "Wait until seeds close (`next_game.seeds_closed`), then reveal.",
+    ),
+    "nothing-to-reveal": Entry(
+        409,
+        "The caller committed no seed for the next game.",
+        "Nothing to do; contribute or commit a seed for a later game.",
+    ),
+    "seed-does-not-match": Entry(
+        422,
+        "The revealed seed is not the one committed to (its hash differs).",
+        "Reveal the very seed whose hash you committed.",
+    ),
     # --- accounts ---
     "name-taken": Entry(
         409,
@@ -316,14 +351,14 @@ class Problem(msgspec.Struct, kw_only=True):
 
 
 def problem(
-    status: int, code: str, title: str, detail: str, **headers: str
+    status: int, code: str, title: str, detail: str, extra: Any = None, **headers: str
 ) -> ProblemDetailsException:
     return ProblemDetailsException(
         status_code=status,
         type_=f"urn:swarm:problem:{code}",
         title=title,
         detail=detail,
-        extra={"code": code},
+        extra={"code": code} if extra is None else {"code": code, "extra": extra},
         headers=dict(headers) or None,
     )
 

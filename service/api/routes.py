@@ -222,7 +222,13 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
     try:
         decoder.decode(body)
     except msgspec.ValidationError as exc:
-        raise problem(400, "bad-request", "The body does not match its schema", str(exc)) from None
+        raise problem(
+            400,
+            "bad-request",
+            "The body does not match its schema",
+            str(exc),
+            extra=[{"message": str(exc), "source": "body"}],
+        ) from None
     except msgspec.DecodeError as exc:
         raise problem(400, "bad-request", "The body is not valid JSON", str(exc)) from None
 

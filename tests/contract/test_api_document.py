@@ -131,7 +131,7 @@ def test_events_are_a_discriminated_union_with_the_redactions_stated() -> None:
 
 
 def test_the_document_version_is_the_package_version() -> None:
-    assert DOCUMENT["info"]["version"] == importlib.metadata.version("swarm")
+    assert DOCUMENT["info"]["version"] == service.__version__
 
 
 # --- the error catalogue -----------------------------------------------------------------------
