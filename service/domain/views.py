@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from service.domain.rules.bees import level_of
 from service.domain.rules.cards import STEM_CAPACITY, pile_stings
 from service.domain.rules.engine import (
     Forecast,
@@ -22,6 +23,7 @@ from service.domain.rules.engine import (
     stem_costs,
 )
 from service.domain.rules.events import (
+    BeeLevel,
     BeeTapped,
     EndReason,
     Event,
@@ -42,6 +44,8 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     stings: int
     bees_taken: int
     status: SeatStatus
+    # How a bee player chooses (README "The bee players"); None for a person.
+    level: BeeLevel | None = None
 
 
 class StemView(msgspec.Struct, frozen=True, kw_only=True):
@@ -152,6 +156,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
                 stings=s.stings,
                 bees_taken=len(s.pile),
                 status=_status(state, s.number),
+                level=level_of(state, s.number) if s.is_bee else None,
             )
             for s in state.seats
         ),
