@@ -94,10 +94,12 @@ class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
     stake: int
     status: TableStatus
     opened_at: datetime
+    bee_levels: tuple[BeeLevel, ...] = ()  # each bee seat's level, in seat order
 
 
 _LOBBY_PAGE = """
-select table_id, host_name, seats_taken, people, capacity, stake, status, opened_at
+select table_id, host_name, seats_taken, people, capacity, stake, status, opened_at,
+       bee_levels
   from lobby
  where status <> 'closed'
    and ($1 = 'any' or ($1 = 'free') = (stake = 0))
@@ -285,7 +287,7 @@ class Tables:
         self, *, stake: str, has_free_seat: bool, limit: int, offset: int
     ) -> list[LobbyEntry]:
         rows = await self.ctx.pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
-        return [LobbyEntry(**dict(row)) for row in rows]
+        return [LobbyEntry(**{**dict(row), "bee_levels": tuple(row["bee_levels"])}) for row in rows]
 
     # --- how a change is committed ------------------------------------------------------------
 

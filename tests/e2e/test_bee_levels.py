@@ -79,6 +79,8 @@ async def test_the_host_fills_an_online_table_with_strong_bees(anon: Api) -> Non
     started = response.json()
     assert [s.get("level") for s in started["seats"]] == [None, None, "strong"]
     gid = started["game"]["game_id"]
+    listed = [t for t in (await bob.lobby())["tables"] if t["table_id"] == tid]
+    assert [t["bee_levels"] for t in listed] == [["strong"]]
     seen_by_bob = await bob.game(gid)
     assert [s["level"] for s in seen_by_bob["seats"]] == [None, None, "strong"]
     final = await play_online_to_the_end({1: hana, 2: bob}, gid)

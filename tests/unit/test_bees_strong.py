@@ -200,6 +200,7 @@ def test_whole_games_of_strong_bees_end_with_every_pick_legal(
     """A smoke test of correctness (not strength): the strong level, on a small budget, on every
     seat through whole games."""
     monkeypatch.setattr(strong, "WORK", 2_000)
+    monkeypatch.setattr(strong, "WORK_PER_SEAT", 0)
     state = _started(players, _interleaved(players), level="strong")
     seeds = decision_seeds(SERVER_SEED, "g")
     while state.phase == "picking":

@@ -3,10 +3,10 @@
 For each sample it deals the unseen bees (deck minus its hand, the stems, the piles) at random
 into the other playing hands, which is exactly what everything public allows: every hand holds
 as many bees as its own, and any unseen bee may be in any of them. Then, for every bee in its
-hand, it plays the rest of the game out (`DEPTH` turns at most) with the fast `quick_pick`
-policy on every seat, its own included, and scores the stings it takes. All bees in hand are
-tried on the same samples (common random numbers), so the comparison between them is sharper
-than each estimate alone. It plays the bee with the fewest mean stings.
+hand, it plays this turn and the next `DEPTH - 1` out with the fast `quick_pick` policy on
+every seat, its own included (`rollout.fly` flies them), and scores the stings it takes. All
+bees in hand are tried on the same samples (common random numbers), so the comparison between
+them is sharper than each estimate alone. It plays the bee with the fewest mean stings.
 
 The work is a fixed count of imagined card choices (`WORK`), spread over the samples, so a
 decision takes about the same time at every turn and is fully determined by the view and the
@@ -27,13 +27,16 @@ from service.domain.rules.rollout import STINGS, cheapest, fly
 if TYPE_CHECKING:  # bees.py imports this module to offer the strong level
     from service.domain.rules.bees import BeeView
 
-# Imagined turns played after this one; the stings of later turns matter less to this choice
-# than the samples a longer rollout would cost.
-DEPTH = 10
-# Imagined card evaluations a decision may spend (see `_samples`): about 40 ms at 4 players.
-WORK = 60_000
+# Turns imagined, this one included. Deeper rollouts cost samples, and the stings of later
+# turns depend less on this choice: measured at 8 players (150 games each against the
+# heuristic), depths 2, 4, 6 and 10 gave 10.5, 9.6, 10.5 and 11.8 stings a game.
+DEPTH = 4
+# Imagined card evaluations a decision may spend (see `_samples`), which sets its time: about
+# 30 ms of CPU at 4 players and 45 ms at 8 on the 2-core bench machine (docs/benchmarks.md,
+# "Bee players"), inside the budgets of 50 and 100 ms; a bigger table gets more, as it may.
+WORK = 50_000
+WORK_PER_SEAT = 7_500  # added for each seat beyond 4
 MIN_SAMPLES = 8
-MODEL = "deck"
 _PICK = 4  # the fixed cost of one `quick_pick` call, in cards looked at
 _FACT = tuple(math.factorial(k) for k in range(STEM_CAPACITY + 1))
 
@@ -42,8 +45,8 @@ def quick_pick(hand: Sequence[int], stems: list[list[int]], sums: list[int], rat
     """A fast one-turn heuristic for the rollouts: the bee that risks the fewest stings now.
 
     A sixth or too-low bee costs what it takes; any other risks its stem filling before it lands,
-    the arrivals being about Poisson(gap * rate) with `rate` the chance that a given bee between
-    the stem's top and ours is played this turn (bounded here by the first Poisson term).
+    the arrivals being about Poisson(gap * rate) with `rate` the chance that a given number
+    between the stem's top and ours is played this turn (bounded here by the first Poisson term).
     """
     tops = [stem[-1] for stem in stems]
     best = hand[0]
@@ -85,45 +88,49 @@ def _samples(players: int, hand: int, unseen: int, depth: int, work: int) -> int
 
 def choose_bee_strong(view: BeeView, seed: bytes, work: int | None = None) -> int:
     """The strong bee's pick from what `view` shows, its random stream seeded by `seed`;
-    `work` (default `WORK`) is the budget, in the units of `_samples`."""
+    `work` (default: `WORK`, and `WORK_PER_SEAT` more for each seat beyond 4) is the budget,
+    in the units of `_samples`."""
     hand = sorted(view.hand)
     if len(hand) == 1:
         return hand[0]
     rng = random.Random(int.from_bytes(seed, "big"))
     mine = set(hand)
     unseen = [b for b in deck(view.players) if b not in view.seen and b not in mine]
+    # Every other playing seat holds as many bees as this one; a seat that left keeps its hand
+    # and never plays again, so its bees are simply the unseen ones no playing hand gets.
     others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
     size = len(hand)
-    me = 0  # seat index 0 is this bee in the imagined games; others follow
-    seats = len(others) + 1
+    seats = len(others) + 1  # index 0 is this bee in the imagined games
     depth = min(DEPTH, size)
-    samples = _samples(seats, size, len(unseen), depth, WORK if work is None else work)
+    # A given bee between a stem's top and ours is in some other hand with the chance
+    # (others' bees) / (bees not yet played), then played this turn with 1 / (hand size): the
+    # product is the same at every turn.
+    rate = (seats - 1) / len(deck(view.players))
+    if work is None:
+        work = WORK + WORK_PER_SEAT * max(0, view.players - 4)
+    samples = _samples(seats, size, len(unseen), depth, work)
     totals = [0] * size
     base_stems = [list(stem) for stem in view.stems]
     base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
     for _ in range(samples):
         rng.shuffle(unseen)
         hands = [hand] + [sorted(unseen[i * size : (i + 1) * size]) for i in range(len(others))]
-        # the others' first picks do not depend on ours: choose them once for every candidate
-        rate = (seats - 1) / len(deck(view.players)) if MODEL == "deck" else 1.0 / size
+        # the others' picks this turn do not depend on ours: choose them once for every bee
         first = [(quick_pick(hands[s], base_stems, base_sums, rate), s) for s in range(1, seats)]
         for index, bee in enumerate(hand):
             stems = [list(stem) for stem in base_stems]
             sums = list(base_sums)
             scores = [0] * seats
-            fly(stems, sums, scores, [(bee, me), *first])
+            fly(stems, sums, scores, [(bee, 0), *first])
             left = [list(h) for h in hands]
             left[0].remove(bee)
-            for s, (played, _) in enumerate(first, start=1):
+            for played, s in first:
                 left[s].remove(played)
-            for turn in range(1, depth):
-                remaining = size - turn
-                if MODEL != "deck":
-                    rate = 1.0 / remaining
+            for _turn in range(1, depth):
                 picks = [(quick_pick(left[s], stems, sums, rate), s) for s in range(seats)]
                 for played, s in picks:
                     left[s].remove(played)
                 fly(stems, sums, scores, picks)
-            totals[index] += scores[me]
+            totals[index] += scores[0]
     best = min(range(size), key=lambda i: (totals[i], hand[i]))
     return hand[best]
