@@ -31,11 +31,12 @@ if TYPE_CHECKING:  # bees.py imports this module to offer the strong level
 # turns depend less on this choice: measured at 8 players (150 games each against the
 # heuristic), depths 2, 4, 6 and 10 gave 10.5, 9.6, 10.5 and 11.8 stings a game.
 DEPTH = 4
-# Imagined card evaluations a decision may spend (see `_samples`), which sets its time: about
-# 30 ms of CPU at 4 players and 45 ms at 8 on the 2-core bench machine (docs/benchmarks.md,
-# "Bee players"), inside the budgets of 50 and 100 ms; a bigger table gets more, as it may.
-WORK = 50_000
-WORK_PER_SEAT = 7_500  # added for each seat beyond 4
+# Imagined card evaluations a decision may spend (see `_samples`), which sets its time: chosen
+# so that even the p99 of a decision's CPU time on the shared 2-core bench machine stays inside
+# the budgets of 50 ms at 4 players and 100 ms at 8 (docs/benchmarks.md, "Bee players"); a
+# bigger table gets more, as its budget allows.
+WORK = 36_000
+WORK_PER_SEAT = 11_000  # added for each seat beyond 4
 MIN_SAMPLES = 8
 _PICK = 4  # the fixed cost of one `quick_pick` call, in cards looked at
 _FACT = tuple(math.factorial(k) for k in range(STEM_CAPACITY + 1))
