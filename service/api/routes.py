@@ -45,14 +45,25 @@ class GuestOut(msgspec.Struct):
     token: str  # send as `Authorization: Bearer <token>`
 
 
+LevelIn = Annotated[
+    BeeLevel,
+    msgspec.Meta(
+        description=(
+            "How the bee players choose their bees: `heuristic` (the default) scores each bee"
+            " by the stings it risks this turn; `strong` plays the next few turns out on random"
+            " deals of the hands it cannot see and keeps the bee that takes the fewest stings."
+            " Each bee seat's level is shown in the table and game views and in the lobby."
+        )
+    ),
+]
+
+
 class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
     players: PlayerCount = 4
     # false: the table opens with its next game's commitment, and deals when you start it
     # (startGame, with your client_seed if you give one); true: the first game is dealt at once
     deal: bool = True
-    # How the bee players choose (README "The bee players"): "heuristic", the default, or
-    # "strong".
-    level: BeeLevel = DEFAULT_LEVEL
+    level: LevelIn = DEFAULT_LEVEL
 
 
 class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -96,7 +107,7 @@ class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
     """An optional body: your seed for the game the bees start, and the bees' level."""
 
     client_seed: SeedHex | None = None
-    level: BeeLevel = DEFAULT_LEVEL
+    level: LevelIn = DEFAULT_LEVEL
 
 
 def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
