@@ -28,8 +28,8 @@ if TYPE_CHECKING:  # bees.py imports this module to offer the strong level
     from service.domain.rules.bees import BeeView
 
 # Turns imagined, this one included. Deeper rollouts cost samples, and the stings of later
-# turns depend less on this choice: measured at 8 players (150 games each against the
-# heuristic), depths 2, 4, 6 and 10 gave 10.5, 9.6, 10.5 and 11.8 stings a game.
+# turns depend less on this choice: at 8 players against the heuristic, depths 2, 4 and 6
+# gave 10.5, 9.6 and 10.5 stings a game (docs/benchmarks.md, "Bee players").
 DEPTH = 4
 # Imagined card evaluations a decision may spend (see `_samples`), which sets its time: chosen
 # so that even the p99 of a decision's CPU time on the shared 2-core bench machine stays inside
