@@ -27,9 +27,10 @@ async def test_no_view_or_log_shows_another_hand_or_an_unrevealed_pick(ada: Api)
         view = game
         while view["phase"] != "ended":
             assert set(view) >= {"hand", "seats"} and view["you"] == 1
-            # The view has one hand, the caller's; seats show status, never a bee.
+            # The view has one hand, the caller's; seats show status (and a bee's level), never
+            # a bee.
             assert all(
-                set(seat) == {"seat", "name", "kind", "stings", "bees_taken", "status"}
+                set(seat) == {"seat", "name", "kind", "stings", "bees_taken", "status", "level"}
                 for seat in view["seats"]
             )
             assert_nothing_hidden_leaks(await ada.events(gid), me=1)
