@@ -52,6 +52,7 @@ ONLY_AFTER_THE_END = {"deal_revealed"}
 # Every field a seat (of a game view or a table) may have. A new one must carry no bee: add it
 # here once it is clear it cannot show a hidden one.
 SEAT_KEYS_WITHOUT_BEES = {"seat", "name", "kind", "stings", "bees_taken", "status", "player_id"}
+SEAT_KEYS_WITHOUT_BEES |= {"level"}  # a bee player's level: "heuristic" or "strong", never a bee
 
 
 @pytest.fixture(scope="module")
