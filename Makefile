@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-profile documents fuzz faults leaks race
+.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile documents fuzz faults leaks race
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ fmt: $(VENV)/.installed
 # adds the 1000-game run.
 bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
+	$(PY) -m tests.bench.bees
+
+# The bee players' strength and decision times (docs/benchmarks.md, "Bee players"; ~8 min).
+bench-bees: $(VENV)/.installed
+	$(PY) -m tests.bench.bees
 
 # A short run for CI: 1 and 10 games, 5 s windows, one clock run.
 bench-quick: $(VENV)/.installed

@@ -179,6 +179,9 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "RegisterIn": {"name": "The account's name: unique among accounts, case-insensitively."},
     "NextGame": {"game_id": "The next game's id.", "seeds": "How many seeds were contributed."},
     "OptionalSeedIn": {"client_seed": "Your seed for the next game: 0 to 64 bytes, lowercase hex."},
+    "FillWithBeesIn": {
+        "client_seed": "Your seed for the game the bees start: 0 to 64 bytes, lowercase hex."
+    },
     "SeedIn": {"client_seed": "Your seed for the next game: 0 to 64 bytes, lowercase hex."},
     "Pick": {"seat": "Whose pick.", "bee": "The bee picked."},
     "PicksRevealed": {"picks": "Every pick, lowest first: the order they fly in."},

@@ -23,7 +23,8 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage
 from service.api.problems import problem, responses
 from service.bootstrap import Swarm
 from service.domain.audit import Expectations, GameExport, parse_head
-from service.domain.rules.events import ClockSettings
+from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.rules.events import BeeLevel, ClockSettings
 from service.domain.views import GameView
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import Player, token_hash
@@ -46,11 +47,25 @@ class GuestOut(msgspec.Struct):
     token: str  # send as `Authorization: Bearer <token>`
 
 
+LevelIn = Annotated[
+    BeeLevel,
+    msgspec.Meta(
+        description=(
+            "How the bee players choose their bees: `heuristic` (the default) scores each bee"
+            " by the stings it risks this turn; `strong` plays the next few turns out on random"
+            " deals of the hands it cannot see and keeps the bee that takes the fewest stings."
+            " Each bee seat's level is shown in the table and game views and in the lobby."
+        )
+    ),
+]
+
+
 class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
     players: PlayerCount = 4
     # false: the table opens with its next game's commitment, and deals when you start it
     # (startGame, with your client_seed if you give one); true: the first game is dealt at once
     deal: bool = True
+    level: LevelIn = DEFAULT_LEVEL
 
 
 class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -90,7 +105,14 @@ class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
     client_seed: SeedHex | None = None
 
 
-def _seed_of(data: OptionalSeedIn | None) -> str | None:
+class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An optional body: your seed for the game the bees start, and the bees' level."""
+
+    client_seed: SeedHex | None = None
+    level: LevelIn = DEFAULT_LEVEL
+
+
+def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
     return data.client_seed if data is not None else None
 
 
@@ -414,7 +436,9 @@ class TableController(Controller):
         dealt at once. With `"deal": false` the table opens with the commitment to its first
         game's deal (`next_game`) and deals when you call startGame, with your seed if you give
         one (docs/fairness.md). Nothing is timed, paid or recorded."""
-        return await service.tables.create_solo_table(player, data.players, deal=data.deal)
+        return await service.tables.create_solo_table(
+            player, data.players, deal=data.deal, level=data.level
+        )
 
     @post(
         "/tables",
@@ -534,11 +558,13 @@ class TableController(Controller):
         table_id: FromPath[UUID],
         service: Service,
         player: Caller,
-        data: JSONBody[OptionalSeedIn | None] = None,
+        data: JSONBody[FillWithBeesIn | None] = None,
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
-        players (Buzz, Bumble, … in that order) and the game starts at once."""
-        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data))
+        players (Buzz, Bumble, … in that order) of the `level` asked ("heuristic" unless
+        asked), and the game starts at once."""
+        level = data.level if data is not None else DEFAULT_LEVEL
+        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
 
     @post(
         "/tables/{table_id:uuid}/games",

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import msgspec
 
-from service.domain.rules.bees import bee_commands
+from service.domain.rules.bees import SeedFor, bee_commands
 from service.domain.rules.commands import Command
 from service.domain.rules.engine import GameState, decide, evolve
 from service.domain.rules.events import Event
 
 
-def play(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
-    """Decide `command`, then let the bee players answer; the state after, and every event."""
+def play(
+    state: GameState, command: Command, seed_for: SeedFor | None = None
+) -> tuple[GameState, list[Event]]:
+    """Decide `command`, then let the bee players answer; the state after, and every event.
+
+    `seed_for` gives each strong bee's decision its seed (`bees.decision_seeds`); a game with
+    no strong bee needs none."""
     events: list[Event] = []
 
     def apply(cmd: Command) -> None:
@@ -23,11 +28,16 @@ def play(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
             state = evolve(state, event)
 
     apply(command)
-    while picks := bee_commands(state):
+    while picks := bee_commands(state, seed_for=seed_for):
         for pick in picks:
             if state.phase == "picking" and state.seat(pick.seat).confirmed is None:
                 apply(msgspec.structs.replace(pick, at=command.at))
     return state, events
+
+
+def has_strong_bees(state: GameState) -> bool:
+    """Whether a seat decides from seeds, so the server seed must be at hand to play on."""
+    return any(s.is_bee and s.info.level == "strong" for s in state.seats)
 
 
 def seat_of(state: GameState, player_id: str) -> int | None:

@@ -11,7 +11,7 @@ from typing import Literal
 import msgspec
 
 from service.domain.codec import TaggedCodec, tag_of
-from service.domain.rules.events import ClockSettings, EndReason, SeatInfo, SeatKind
+from service.domain.rules.events import BeeLevel, ClockSettings, EndReason, SeatInfo, SeatKind
 
 __all__ = [
     "GameFinished",
@@ -59,6 +59,7 @@ class SeatTaken(TableEvent, frozen=True, tag="seat_taken"):
     player_id: str | None  # None for a bee player
     name: str
     kind: SeatKind
+    level: BeeLevel | None = None  # a bee player's level; None for a person (or an old bee)
 
 
 class SeatFreed(TableEvent, frozen=True, tag="seat_freed"):

@@ -20,9 +20,10 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
+from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.errors import IllegalMove, InvalidMove
-from service.domain.rules.events import ClockSettings, SeatInfo, SeatKind
+from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo, SeatKind
 
 # The events, re-exported: callers read a table's whole vocabulary from here.
 from service.domain.table_events import *  # noqa: F403
@@ -105,6 +106,7 @@ class TableSeat(msgspec.Struct, frozen=True, kw_only=True):
     player_id: str | None
     name: str
     kind: SeatKind
+    level: BeeLevel | None = None
 
 
 class TableState(msgspec.Struct, frozen=True, kw_only=True):
@@ -174,7 +176,7 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     def seat_infos(self) -> tuple[SeatInfo, ...]:
         """The seats as a game dealt now would number them."""
         return tuple(
-            SeatInfo(seat=number, name=s.name, kind=s.kind, player_id=s.player_id)
+            SeatInfo(seat=number, name=s.name, kind=s.kind, player_id=s.player_id, level=s.level)
             for number, s in enumerate(self.seats, start=1)
         )
 
@@ -184,7 +186,8 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
     match event:
         case TableOpened():
             seats = tuple(
-                TableSeat(player_id=s.player_id, name=s.name, kind=s.kind) for s in event.seats
+                TableSeat(player_id=s.player_id, name=s.name, kind=s.kind, level=s.level)
+                for s in event.seats
             )
             return TableState(
                 table_id=event.table_id,
@@ -197,7 +200,9 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 version=version,
             )
         case SeatTaken():
-            seat = TableSeat(player_id=event.player_id, name=event.name, kind=event.kind)
+            seat = TableSeat(
+                player_id=event.player_id, name=event.name, kind=event.kind, level=event.level
+            )
             return replace(state, seats=(*state.seats, seat), version=version)
         case SeatFreed():
             # A seed belongs to a seat: whoever leaves takes theirs (and any commitment) along;
@@ -360,17 +365,20 @@ def decide_start(state: TableState, player_id: str) -> None:
 
 
 def decide_fill_with_bees(
-    state: TableState, player_id: str, bee_names: tuple[str, ...]
+    state: TableState,
+    player_id: str,
+    bee_names: tuple[str, ...],
+    level: BeeLevel = DEFAULT_LEVEL,
 ) -> list[TableEventUnion]:
     """On a free table, once a second person has joined, the host fills every empty seat with
-    bee players, named in the seed's order; the game then starts at once."""
+    bee players of `level`, named in the seed's order; the game then starts at once."""
     decide_start(state, player_id)
     if state.stake > 0:
         raise BeesNotAllowed("Bee players only fill free tables.")
     taken = {s.name for s in state.seats if s.kind == "bee"}
     names = [n for n in bee_names if n not in taken]
     empty = state.capacity - len(state.seats)
-    return [SeatTaken(player_id=None, name=name, kind="bee") for name in names[:empty]]
+    return [SeatTaken(player_id=None, name=name, kind="bee", level=level) for name in names[:empty]]
 
 
 def decide_leave(state: TableState, player_id: str) -> list[TableEventUnion]:

@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from service.domain import fairness
+from service.domain.rules.bees import level_of
 from service.domain.rules.cards import STEM_CAPACITY, pile_stings, stings
 from service.domain.rules.engine import (
     Forecast,
@@ -28,6 +29,7 @@ from service.domain.rules.engine import (
     stem_costs,
 )
 from service.domain.rules.events import (
+    BeeLevel,
     BeeTapped,
     ClockPlay,
     ClockSettings,
@@ -70,6 +72,8 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
     pile: tuple[int, ...] = ()
     pile_stings: tuple[int, ...] = ()
     status: SeatStatus
+    # How a bee player chooses (README "The bee players"); None for a person.
+    level: BeeLevel | None = None
 
 
 class StemView(msgspec.Struct, frozen=True, kw_only=True):
@@ -322,6 +326,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
                 pile=s.pile,
                 pile_stings=tuple(stings(bee) for bee in s.pile),
                 status=_status(state, s.number),
+                level=level_of(state, s.number) if s.is_bee else None,
             )
             for s in state.seats
         ),

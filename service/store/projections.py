@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.domain.ledger import PlayerStats, WalletState
+from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.tables import TableState
 
 Statement = tuple[str, tuple[Any, ...]]
@@ -51,11 +52,12 @@ def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
 
 
 _LOBBY_UPSERT = """
-insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status)
-values ($1, $2, $3, $4, $5, $6, $7)
+insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status, bee_levels)
+values ($1, $2, $3, $4, $5, $6, $7, $8)
 on conflict (table_id) do update
    set host_name = excluded.host_name, seats_taken = excluded.seats_taken,
-       people = excluded.people, status = excluded.status, updated_at = now()
+       people = excluded.people, status = excluded.status, bee_levels = excluded.bee_levels,
+       updated_at = now()
 """
 
 
@@ -89,5 +91,6 @@ def lobby_row(table: TableState) -> Statement:
             table.capacity,
             table.stake,
             table.status,
+            [s.level or DEFAULT_LEVEL for s in table.seats if s.kind == "bee"],
         ),
     )

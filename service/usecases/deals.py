@@ -9,6 +9,7 @@ import uuid
 
 from service.domain import fairness
 from service.domain.play import play
+from service.domain.rules.bees import decision_seeds
 from service.domain.rules.commands import StartGame
 from service.domain.rules.engine import initial_state
 from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
@@ -45,9 +46,10 @@ class Deals:
         base = await uow.game(game_id)
         seats = table.seat_infos()
         seeds = [table.seed_of(s.player_id) if s.kind == "person" else None for s in seats]
+        server_seed = await uow.server_seed(game_id)
         published = fairness.derive(
             game_id,
-            await uow.server_seed(game_id),
+            server_seed,
             [bytes.fromhex(seed) if seed is not None else None for seed in seeds],
         )
         assert published.commitment.hex() == commitment
@@ -68,7 +70,8 @@ class Deals:
             proof=proof,
             at=self.ctx.clock(),
         )
-        uow.game_events(base, play(base, start)[1])
+        bee_seeds = decision_seeds(server_seed, game_id)
+        uow.game_events(base, play(base, start, bee_seeds)[1])
 
     async def conclude_if_ended(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
         """When a game has ended: publish its deal, pay its pot and rewards, tell the table,

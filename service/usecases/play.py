@@ -168,7 +168,7 @@ class Play:
             done = await self.ctx.store.command_version(game_stream, command_id)
             if done is not None:
                 return await repeat(done)
-            new_state, events = play(state, command)
+            new_state, events = play(state, command, await self.repository.bee_seeds(state))
             if not events:
                 return state  # nothing happens (a clock that fired after the game moved on)
             uow = UnitOfWork(self.repository)

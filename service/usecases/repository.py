@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
+from service.domain.play import has_strong_bees
 from service.domain.players import PlayerRecord, player_record
+from service.domain.rules.bees import SeedFor, decision_seeds
 from service.domain.rules.engine import GameState, fold, initial_state
 from service.domain.rules.events import decode_event
 from service.domain.tables import TableState, decode_table_event, fold_table
@@ -75,6 +77,13 @@ class Repository:
     async def player_record(self, player_id: str) -> PlayerRecord:
         recorded = await self.ctx.store.read_stream(stream("player", player_id))
         return player_record((r.type, r.data) for r in recorded)
+
+    async def bee_seeds(self, state: GameState) -> SeedFor | None:
+        """The seeds the game's strong bees decide from (`bees.bee_decision_seed`, derived from
+        its server seed), or None when no seat needs one: then no query is made."""
+        if not has_strong_bees(state):
+            return None
+        return decision_seeds(await self.server_seed(state.game_id), state.game_id)
 
     async def server_seed(self, game_id: str) -> bytes:
         """The secret seed a prepared game is dealt from; published only when it ends."""

@@ -16,11 +16,11 @@ import msgspec
 
 from service.domain.play import play, seat_of
 from service.domain.rules import errors as rule_errors
-from service.domain.rules.bees import BEE_NAMES
+from service.domain.rules.bees import BEE_NAMES, DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.commands import LeaveGame
 from service.domain.rules.engine import GameState
-from service.domain.rules.events import ClockSettings, Event, SeatInfo
+from service.domain.rules.events import BeeLevel, ClockSettings, Event, SeatInfo
 from service.domain.seeds import (
     decide_close_seeds,
     decide_commit_seed,
@@ -94,10 +94,12 @@ class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
     stake: int
     status: TableStatus
     opened_at: datetime
+    bee_levels: tuple[BeeLevel, ...] = ()  # each bee seat's level, in seat order
 
 
 _LOBBY_PAGE = """
-select table_id, host_name, seats_taken, people, capacity, stake, status, opened_at
+select table_id, host_name, seats_taken, people, capacity, stake, status, opened_at,
+       bee_levels
   from lobby
  where status <> 'closed'
    and ($1 = 'any' or ($1 = 'free') = (stake = 0))
@@ -132,17 +134,25 @@ class Tables:
     # --- opening ------------------------------------------------------------------------------
 
     async def create_solo_table(
-        self, player: Player, players: int, *, deal: bool = True
+        self,
+        player: Player,
+        players: int,
+        *,
+        deal: bool = True,
+        level: BeeLevel = DEFAULT_LEVEL,
     ) -> TableView:
-        """A solo table (seed §8): the caller in seat 1, bee players in every other seat, in
-        the seed's order. Its first game is dealt at once; or, with `deal=False`, only
+        """A solo table (seed §8): the caller in seat 1, bee players of `level` in every other
+        seat, in the seed's order. Its first game is dealt at once; or, with `deal=False`, only
         prepared (its commitment published) and dealt when the player starts it, with their
         seed if they give one (docs/fairness.md). Nothing is paid or recorded."""
         if not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise rule_errors.InvalidSeats(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
         seats = (
             SeatInfo(seat=1, name=player.name, kind="person", player_id=player.player_id),
-            *(SeatInfo(seat=i + 2, name=BEE_NAMES[i], kind="bee") for i in range(players - 1)),
+            *(
+                SeatInfo(seat=i + 2, name=BEE_NAMES[i], kind="bee", level=level)
+                for i in range(players - 1)
+            ),
         )
         opened = TableOpened(
             table_id=str(uuid.uuid4()),
@@ -199,9 +209,11 @@ class Tables:
 
         return await self._change(player, table_id, change)
 
-    async def fill_with_bees(self, player: Player, table_id: str, seed: str | None) -> TableView:
+    async def fill_with_bees(
+        self, player: Player, table_id: str, seed: str | None, level: BeeLevel = DEFAULT_LEVEL
+    ) -> TableView:
         async def change(table: TableState) -> Decided:
-            bees = decide_fill_with_bees(table, player.player_id, BEE_NAMES)
+            bees = decide_fill_with_bees(table, player.player_id, BEE_NAMES, level)
             events = bees + _seed(table, player, seed)
             return Decided(events=events, cause="fill_with_bees", deal=True)
 
@@ -251,7 +263,9 @@ class Tables:
                 game = await self.repository.game(table.current_game)
                 seat = seat_of(game, player.player_id)
                 if seat is not None and game.seat(seat).playing and game.phase != "ended":
-                    game_change = (game, play(game, LeaveGame(seat=seat, at=self.ctx.clock()))[1])
+                    leave = LeaveGame(seat=seat, at=self.ctx.clock())
+                    seeds = await self.repository.bee_seeds(game)
+                    game_change = (game, play(game, leave, seeds)[1])
 
             async def release(uow: UnitOfWork) -> None:
                 await self.money.release_stake(uow, player.player_id)
@@ -273,7 +287,7 @@ class Tables:
         self, *, stake: str, has_free_seat: bool, limit: int, offset: int
     ) -> list[LobbyEntry]:
         rows = await self.ctx.pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
-        return [LobbyEntry(**dict(row)) for row in rows]
+        return [LobbyEntry(**{**dict(row), "bee_levels": tuple(row["bee_levels"])}) for row in rows]
 
     # --- how a change is committed ------------------------------------------------------------
 

@@ -27,9 +27,9 @@ async def test_no_view_or_log_shows_another_hand_or_an_unrevealed_pick(ada: Api)
         view = game
         while view["phase"] != "ended":
             assert set(view) >= {"hand", "seats"} and view["you"] == 1
-            # The view has one hand, the caller's; seats show status and the piles taken off
-            # the stems (public), never a bee of a hand.
-            public = {"seat", "name", "kind", "stings", "bees_taken", "status", "pile"}
+            # The view has one hand, the caller's; seats show status (and a bee's level) and the
+            # piles taken off the stems (public), never a bee of a hand.
+            public = {"seat", "name", "kind", "stings", "bees_taken", "status", "pile", "level"}
             assert all(set(seat) == public | {"pile_stings"} for seat in view["seats"])
             assert all(len(seat["pile"]) == seat["bees_taken"] for seat in view["seats"])
             assert_nothing_hidden_leaks(await ada.events(gid), me=1)

@@ -55,6 +55,7 @@ SEAT_KEYS_WITHOUT_BEES = {"seat", "name", "kind", "stings", "bees_taken", "statu
 # A seat's pile holds only bees that were revealed and flew onto a stem before it took them:
 # public, never a hidden bee. (`bees_in` still checks them against every hidden hand.)
 SEAT_KEYS_WITHOUT_BEES |= {"pile", "pile_stings"}
+SEAT_KEYS_WITHOUT_BEES |= {"level"}  # a bee player's level: "heuristic" or "strong", never a bee
 
 
 @pytest.fixture(scope="module")

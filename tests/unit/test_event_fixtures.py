@@ -121,6 +121,20 @@ EXPECTED: list[tuple[int, type, dict[str, Any], bool]] = [
         {"server_seed": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"},
         True,
     ),
+    # Bee levels (issue 16): each bee seat records how it chooses; a person's level is null.
+    (
+        25,
+        GameStarted,
+        {
+            "game_id": "g3",
+            "seats": (
+                SeatInfo(seat=1, name="Ann", kind="person", player_id="p1", level=None),
+                SeatInfo(seat=2, name="Buzz", kind="bee", level="strong"),
+                SeatInfo(seat=3, name="Bumble", kind="bee", level="heuristic"),
+            ),
+        },
+        True,
+    ),
 ]
 
 # Fields added after lines were stored, with the default an older line decodes to.
@@ -128,6 +142,14 @@ ADDED_FIELDS: dict[str, dict[str, Any]] = {
     "pick_confirmed": {"by_clock": "none"},
     "game_started": {"proof": None},
 }
+# The same for the seats inside `game_started`.
+ADDED_SEAT_FIELDS: dict[str, Any] = {"level": None}
+
+
+def test_a_seat_stored_before_levels_decodes_as_no_level() -> None:
+    event = decode_event(LINES[0])
+    assert isinstance(event, GameStarted)
+    assert [seat.level for seat in event.seats] == [None, None]
 
 
 def test_an_old_pick_confirmed_decodes_as_confirmed_by_its_seat_not_the_clock() -> None:
@@ -167,6 +189,10 @@ def test_old_events_always_decode(
         # at its default
         stored = json.loads(line)
         encoded = json.loads(encode_event(event))
+        for old, new in zip(stored.get("seats", []), encoded.get("seats", []), strict=True):
+            for name, default in ADDED_SEAT_FIELDS.items():
+                if name not in old:
+                    assert new.pop(name) == default
         assert {name: encoded[name] for name in stored} == stored
         added = {name: value for name, value in encoded.items() if name not in stored}
         assert added == {

@@ -26,15 +26,21 @@ Chooser = Literal["player", "rule", "clock"]
 # the bee the seat had tapped; "lowest", the turn clock ran out with nothing tapped and flew the
 # seat's lowest bee (seed §7).
 ClockPlay = Literal["none", "tapped", "lowest"]
+# How a bee player chooses its bee (`service.domain.rules.bees`): "heuristic", the stings it
+# risks this turn; "strong", Monte Carlo over the hands it cannot see. Recorded in the seat so
+# an audit knows which policy to re-run; replays never need it.
+BeeLevel = Literal["heuristic", "strong"]
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """Who sits in a seat. `player_id` is None for a bee player."""
+    """Who sits in a seat. `player_id` is None for a bee player; `level` is None for a person,
+    and for a bee player dealt before levels existed (it played the heuristic)."""
 
     seat: int
     name: str
     kind: SeatKind
     player_id: str | None = None
+    level: BeeLevel | None = None
 
 
 class Pick(msgspec.Struct, frozen=True, kw_only=True):
