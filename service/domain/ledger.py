@@ -4,13 +4,18 @@ Coins are money, so every movement is an event in the owner's `wallet-<player id
 appended in the same transaction as the table or game event that causes it:
 
 - `coins_granted`: the only mints, a sign-up grant and game rewards;
-- `stake_held`: joining (or opening) a buy-in table reserves the stake;
-- `stake_released`: leaving before the start gives it back;
+- `stake_held`: joining (or opening) a buy-in table before its first game reserves the stake;
+- `stake_released`: leaving before that game is dealt gives it back;
 - `stake_committed`: at the start the stake goes into the pot (the table's `pot_formed`);
 - `pot_paid`: a share of a pot, to a winner or back to its payer when a game is abandoned.
 
-The invariant, checked by tests: wallet balances + held stakes + open pots = coins granted,
-and no balance or hold is ever negative. The amounts below are documented in the README.
+Only a table's first game has a buy-in (seed §9: "Play again ... has no buy-in"), so sitting
+down between games holds nothing, and a hold lives only until its table's first deal: it goes
+into the pot then, or back to the wallet when its holder leaves first (or, for a hold left by
+an older version, at the next deal).
+
+The invariants, checked by tests: wallet balances + held stakes + open pots = coins granted;
+no balance or hold is ever negative; no hold outlives the game it was held for. The amounts below are documented in the README.
 """
 
 from __future__ import annotations
@@ -83,7 +88,16 @@ class WalletState(msgspec.Struct, frozen=True, kw_only=True):
     balance: int = 0  # spendable
     held: int = 0  # reserved for buy-in tables not started yet
     granted: int = 0  # every coin ever minted to this wallet
+    holds: tuple[tuple[str, int], ...] = ()  # (table id, coins held for it), none zero
     version: int = 0
+
+    def held_for(self, table_id: str) -> int:
+        return next((amount for table, amount in self.holds if table == table_id), 0)
+
+    def _hold(self, table_id: str, change: int) -> tuple[tuple[str, int], ...]:
+        amount = self.held_for(table_id) + change
+        others = tuple(h for h in self.holds if h[0] != table_id)
+        return (*others, (table_id, amount)) if amount else others
 
 
 def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
@@ -101,6 +115,7 @@ def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
                 state,
                 balance=state.balance - event.amount,
                 held=state.held + event.amount,
+                holds=state._hold(event.table_id, event.amount),
                 version=version,
             )
         case StakeReleased():
@@ -108,10 +123,16 @@ def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
                 state,
                 balance=state.balance + event.amount,
                 held=state.held - event.amount,
+                holds=state._hold(event.table_id, -event.amount),
                 version=version,
             )
         case StakeCommitted():
-            return replace(state, held=state.held - event.amount, version=version)
+            return replace(
+                state,
+                held=state.held - event.amount,
+                holds=state._hold(event.table_id, -event.amount),
+                version=version,
+            )
         case PotPaid():
             return replace(state, balance=state.balance + event.amount, version=version)
     raise AssertionError(f"unknown wallet event {event!r}")  # pragma: no cover

@@ -171,7 +171,7 @@ class Tables:
         )
 
         async def hold(uow: UnitOfWork) -> None:
-            await self.money.hold_stake(uow, player, table_id, stake)
+            await self.money.hold_stake(uow, player)
 
         decided = Decided(events=opened, cause="open", money=hold)
         table, game = await self._commit(player, TableState(), decided)
@@ -185,7 +185,7 @@ class Tables:
             events = joined + _seed(fold_table(joined, table), player, seed)
 
             async def hold(uow: UnitOfWork) -> None:
-                await self.money.hold_stake(uow, player, table.table_id, table.stake)
+                await self.money.hold_stake(uow, player)
 
             full = should_start_when_full(fold_table(events, table))
             return Decided(events=events, cause="join", deal=full, money=hold)
