@@ -21,6 +21,7 @@ from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from service.usecases.identity import TooManySignUps
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = structlog.get_logger(__name__)
@@ -153,6 +154,16 @@ def _concurrency(exc: ConcurrencyConflict) -> ProblemDetailsException:
     return problem(409, "concurrent-change", "Changed by another request", "Try again.")
 
 
+def _too_many_sign_ups(exc: TooManySignUps) -> ProblemDetailsException:
+    return problem(
+        429,
+        "too-many-sign-ups",
+        "Too many new players from this address",
+        str(exc),
+        **{"Retry-After": str(exc.retry_after)},
+    )
+
+
 def problem_details_config() -> ProblemDetailsConfig:
     return ProblemDetailsConfig(
         enable_for_all_http_exceptions=True,
@@ -164,6 +175,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             Forbidden: _forbidden,
             Conflict: _conflict,
             ConcurrencyConflict: _concurrency,
+            TooManySignUps: _too_many_sign_ups,
         },
     )
 

@@ -19,6 +19,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
+from service.api.limits import client_address
 from service.api.problems import responses
 from service.bootstrap import Swarm
 from service.domain.audit import Expectations, GameExport, parse_head
@@ -30,7 +31,19 @@ from service.usecases.play import AnyMove
 from service.usecases.streams import VisibleEvent
 from service.usecases.tables import LobbyEntry, TableView
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
+# Patterns are searched (re.search), and Python's `$` also matches before a final newline:
+# every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
+# The rest of the name rules (service/domain/names.py) answer 422 `invalid-name`.
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=120,  # NFKC may shorten it: the 40-character bound is checked after
+        pattern=r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)",
+        description="1 to 40 characters once NFKC-normalised, at least one visible; no "
+        "control, format (zero-width, bidi) or invisible characters",
+    ),
+]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
 
 
@@ -63,7 +76,7 @@ HASH_PATTERN = "^[0-9a-f]{64}$"
 SeedHex = Annotated[
     str,
     msgspec.Meta(
-        pattern="^([0-9a-f]{2}){0,64}$",
+        pattern=r"^(?:[0-9a-f]{2}){0,64}$(?!\n)",
         description="Your seed for the next game: 0 to 64 bytes, lowercase hex",
     ),
 ]
@@ -226,9 +239,11 @@ class GuestController(Controller):
     tags = ["players"]
 
     @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
-    async def create_guest(self, data: JSONBody[GuestIn], service: Service) -> GuestOut:
+    async def create_guest(
+        self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
+    ) -> GuestOut:
         """A guest identity to play with: no account needed for solo play."""
-        player, token = await service.identity.create_guest(data.name)
+        player, token = await service.identity.create_guest(data.name, client_address(request))
         return GuestOut(player_id=player.player_id, name=player.name, token=token)
 
 

@@ -51,10 +51,11 @@ def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
 
 
 _LOBBY_UPSERT = """
-insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status)
-values ($1, $2, $3, $4, $5, $6, $7)
+insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status, host_id)
+values ($1, $2, $3, $4, $5, $6, $7, $8)
 on conflict (table_id) do update
-   set host_name = excluded.host_name, seats_taken = excluded.seats_taken,
+   set host_name = excluded.host_name, host_id = excluded.host_id,
+       seats_taken = excluded.seats_taken,
        people = excluded.people, status = excluded.status, updated_at = now()
 """
 
@@ -72,5 +73,6 @@ def lobby_row(table: TableState) -> Statement:
             table.capacity,
             table.stake,
             table.status,
+            table.host,
         ),
     )

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-
-
 from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
