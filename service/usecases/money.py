@@ -2,12 +2,14 @@
 sits down before the table's first game, goes into the pot at that game's deal, and the pot is
 paid to the fewest stings (or back to every payer when the game is abandoned). Play again has
 no buy-in, so sitting down between games holds nothing; every hold ends in the pot or back in
-the wallet. Finishing an online game earns coins and
-XP for account holders. Every movement is a wallet event appended in the same unit of work as
-the table or game event that causes it (`service.domain.ledger` holds the rules)."""
+the wallet. Finishing an online game earns coins and XP for account holders, the coins up to
+a daily cap per account (`DAILY_REWARD_COINS`). Every movement is a wallet event appended in
+the same unit of work as the table or game event that causes it (`service.domain.ledger`
+holds the rules)."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Literal
 
 from service.domain.ledger import (
@@ -16,6 +18,7 @@ from service.domain.ledger import (
     PotPaid,
     StakeCommitted,
     StakeReleased,
+    capped_reward,
     decide_hold,
     reward,
     split_pot,
@@ -100,7 +103,8 @@ class Money:
 
     async def reward(self, uow: UnitOfWork, game: GameState) -> None:
         """Coins and XP for every person with an account who finished an online game (more
-        for the winners), and the game on their record; leavers and solo games earn nothing."""
+        for the winners; the coins up to the daily cap), and the game on their record; leavers
+        and solo games earn nothing."""
         if uow.table.mode != "online" or game.end_reason not in (
             "finished",
             "last_person_standing",
@@ -110,13 +114,18 @@ class Money:
         rows = await self.ctx.pool.fetch(
             _ACCOUNT_HOLDERS, [pid for pid in finishers if pid is not None]
         )
+        day = self.ctx.clock().astimezone(UTC).date().isoformat()
         for row in rows:
             player_id = row["player_id"]
             seat = finishers[player_id]
             won = seat.number in game.winners
             coins, xp = reward(won)
-            grant = CoinsGranted(amount=coins, reason="game_reward", game_id=game.game_id)
-            await uow.wallet_events(player_id, [grant])
+            coins = capped_reward(await uow.wallet(player_id), coins, day)
+            if coins > 0:
+                grant = CoinsGranted(
+                    amount=coins, reason="game_reward", game_id=game.game_id, day=day
+                )
+                await uow.wallet_events(player_id, [grant])
             record = GameRecord(
                 game_id=game.game_id,
                 stings=seat.stings,
