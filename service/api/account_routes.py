@@ -121,7 +121,7 @@ class AccountController(Controller):
         "/",
         operation_id="register",
         status_code=201,
-        responses=responses(400, 401, 409, 413, 503),
+        responses=responses(400, 401, 409, 413, 422, 503),
     )
     async def register(
         self,

@@ -236,8 +236,9 @@ def responses(*statuses: int) -> dict[int, ResponseSpec]:
         404: "No such table or game",
         409: "Not allowed now (a rule, or the table's state)",
         413: "Request body too large",
-        422: "A move that can never be valid (for example a stem that does not exist)",
-        429: "Too many requests from this token or address (see Retry-After)",
+        422: "Can never be valid (a stem that does not exist, a name with hidden characters)",
+        429: "Too many requests from this player or address, or too many new players from "
+        "this address (see Retry-After)",
         503: "The database is not reachable, or the service is overloaded (see Retry-After)",
     }
     statuses = (*statuses, 429)  # every operation is rate limited (service/api/app.py)

@@ -238,7 +238,7 @@ class GuestController(Controller):
     path = "/guests"
     tags = ["players"]
 
-    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
+    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 422, 503))
     async def create_guest(
         self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
     ) -> GuestOut:
@@ -271,7 +271,7 @@ class TableController(Controller):
         "/tables",
         operation_id="createTable",
         status_code=201,
-        responses=responses(400, 401, 413, 422, 503),
+        responses=responses(400, 401, 409, 413, 422, 503),
     )
     async def create_table(
         self, data: JSONBody[TableIn], service: Service, player: Caller
@@ -279,7 +279,8 @@ class TableController(Controller):
         """Open an online table of 2 to 8 seats (4 to start) and take seat 1 as its host. The
         game starts when the table is full, or when the host starts it with two people or
         more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
-        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem)."""
+        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
+        player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
         return await service.tables.create_table(player, data.seats, data.stake, clock)
 
