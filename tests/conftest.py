@@ -17,7 +17,6 @@ from service.store.events import EventStore
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
 
-
 # Every test client shares one address ("testclient", or 127.0.0.1 for live servers): the
 # per-address sign-up limits are off for the suite, and on in tests/e2e/test_limits.py.
 os.environ.setdefault("SWARM_GUESTS_PER_HOUR", "0")

@@ -11,19 +11,19 @@ character, an invisible letter (the Hangul fillers, the braille blank), a pile o
 character at all, or is not `NAME_MIN` to `NAME_MAX` characters long once normalised.
 
 Two account names are the same name when their keys are equal: the Unicode TS #39 skeleton
-(NFD, each character replaced by its prototype from `data/confusables.txt`, NFD again) of the
-name case-folded (NFKC, `str.casefold`, NFKC), with spaces removed. So a Cyrillic look-alike,
+(NFD, each character replaced by its prototype from Unicode's `confusables.txt`, NFD again) of
+the name case-folded (NFKC, `str.casefold`, NFKC), with spaces removed. So a Cyrillic look-alike,
 fullwidth forms, letter case or spacing never make a second person of the same name, and
-`İLKER7` or `ΣΑΣ` fold the same way at registration and at login. The confusables file is
-Unicode's own (version in its header), shipped with the package: no PyPI package keeps TS #39
-skeletons in pure Python (PyICU does, but needs the ICU C++ library built on every machine).
+`İLKER7` or `ΣΑΣ` fold the same way at registration and at login. The confusables are given
+(the domain reads no file): Unicode's own `confusables.txt` (version in its header) ships with
+the package and `service.store.confusables` reads it. No well-kept pure-Python package gives
+TS #39 skeletons (PyICU does, but needs the ICU C++ library built on every machine).
 """
 
 from __future__ import annotations
 
-import functools
 import unicodedata
-from importlib import resources
+from collections.abc import Mapping
 
 from service.domain.rules.errors import InvalidMove
 
@@ -69,30 +69,14 @@ def display_name(raw: str) -> str:
     return name
 
 
-def name_key(name: str) -> str:
-    """The key two account names are compared by (see the module docstring)."""
+def name_key(name: str, prototypes: Mapping[str, str]) -> str:
+    """The key two account names are compared by (see the module docstring); `prototypes`:
+    Unicode's confusables, as `service.store.confusables.prototypes()` reads them."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    return skeleton("".join(folded.split()))
+    return skeleton("".join(folded.split()), prototypes)
 
 
-def skeleton(text: str) -> str:
+def skeleton(text: str, prototypes: Mapping[str, str]) -> str:
     """Unicode TS #39 §4 skeleton: NFD, map every code point to its prototype, NFD."""
-    table = _prototypes()
-    mapped = "".join(table.get(c, c) for c in unicodedata.normalize("NFD", text))
+    mapped = "".join(prototypes.get(c, c) for c in unicodedata.normalize("NFD", text))
     return unicodedata.normalize("NFD", mapped)
-
-
-@functools.cache
-def _prototypes() -> dict[str, str]:
-    """confusables.txt: `source ; prototype ; MA # comment`, code points in hex."""
-    text = resources.files("service.domain").joinpath("data/confusables.txt").read_text("utf-8")
-    table: dict[str, str] = {}
-    for line in text.splitlines():
-        fields = line.split("#", 1)[0].split(";")
-        if len(fields) < 2:
-            continue
-        source = "".join(chr(int(cp, 16)) for cp in fields[0].split())
-        target = "".join(chr(int(cp, 16)) for cp in fields[1].split())
-        if len(source) == 1:
-            table[source] = target
-    return table

@@ -49,8 +49,10 @@ from service.domain.ledger import (
     evolve_wallet,
     wallet_event_type,
 )
-from service.domain.names import InvalidName, display_name, name_key
+from service.domain.names import InvalidName, display_name
+from service.domain.names import name_key as _name_key
 from service.domain.rules.errors import IllegalMove, InvalidMove
+from service.store.confusables import prototypes
 from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend
 from service.store.projections import stats_row, wallet_row
 from service.usecases.context import Context
@@ -127,6 +129,11 @@ def check_registration(name: str, password: str) -> str:
     if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise InvalidAccount(f"A password is {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
     return shown
+
+
+def name_key(name: str) -> str:
+    """The key an account name is stored and looked up by (`accounts.name_key`)."""
+    return _name_key(name, prototypes())
 
 
 def login_key(name: str) -> str | None:

@@ -1,7 +1,7 @@
 """The interleaving behind issue 13 item 7's stray refusals, made deterministic: instance B reads
 the table just before instance A's join fills it and deals its game; B's own join, decided on
-that stale table, must be decided again on the fresh one (and be told the game is on: no seat is left), not
-refused because the game it tried to deal had been dealt meanwhile."""
+that stale table, must be decided again on the fresh one (and be told the game is on: no seat
+is left), not refused because the game it tried to deal had been dealt meanwhile."""
 
 from __future__ import annotations
 

@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from service.domain.ledger import BADGES, SIGN_UP_COINS, WalletState
-from service.domain.names import InvalidName, name_key
+from service.domain.names import InvalidName
 from service.usecases.accounts import (
     InvalidAccount,
     check_registration,
     failure_keys,
+    name_key,
     seconds_until,
     sign_up_wallet,
 )
