@@ -38,10 +38,10 @@ Name = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
-        max_length=120,  # NFKC may shorten it: the 40-character bound is checked after
+        max_length=40,  # and 40 again once NFKC-normalised (which can lengthen a name)
         pattern=r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)",
-        description="1 to 40 characters once NFKC-normalised, at least one visible; no "
-        "control, format (zero-width, bidi) or invisible characters",
+        description="1 to 40 characters, and once NFKC-normalised; at least one visible; "
+        "no control, format (zero-width, bidi) or invisible characters",
     ),
 ]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]

@@ -11,11 +11,25 @@ from typing import Any
 import httpx
 import pytest
 from litestar.testing import AsyncTestClient
+from litestar.types import ASGIApp, Receive, Scope, Send
 
 from service.api import limits
 from service.api.app import create_app
 from tests.e2e.api_client import Api
 from tests.live_server import serve
+
+
+def from_address(app: ASGIApp, host: str | None = None) -> ASGIApp:
+    """`app` as if every request came from `host` (a fresh address by default): the test
+    client's own ("testclient") is shared by the whole suite, failed logins and all."""
+    host = host or f"198.18.{uuid.uuid4().int % 256}.{uuid.uuid4().int % 256}"
+
+    async def moved(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, "client": (host, 4000)}  # type: ignore[assignment]
+        await app(scope, receive, send)
+
+    return moved
 
 
 def scope(peer: str, forwarded: str | None = None) -> dict[str, Any]:
@@ -62,7 +76,7 @@ async def test_made_up_tokens_share_their_address_budget(database_url: str) -> N
 
 async def test_two_tokens_of_one_player_share_one_budget(database_url: str) -> None:
     app = create_app(database_url, run_clock=False, rate_limit_per_second=10)
-    async with AsyncTestClient(app=app) as client:
+    async with AsyncTestClient(app=from_address(app)) as client:
         name, password = f"rl{uuid.uuid4().hex[:10]}", "long enough"
         made = await client.post("/accounts", json={"name": name, "password": password})
         assert made.status_code == 201, made.text
