@@ -2,10 +2,12 @@
 decoded (issue 13).
 
 * **The client address** is the connection's peer, unless that peer is one of the trusted
-  proxies (`SWARM_TRUSTED_PROXIES`: comma-separated addresses or networks, none by default):
-  then `X-Forwarded-For` is read from the right, skipping trusted hops, and the first address
-  that is not a trusted proxy is the client. A header from anyone else is ignored, so a client
-  cannot choose its own address.
+  proxies (the `forwarded_allow_ips` setting, `SWARM_FORWARDED_ALLOW_IPS`: addresses or
+  networks, `*` for any; `127.0.0.1` by default): then `X-Forwarded-For` is read from the
+  right, skipping trusted hops, and the first address that is not a trusted proxy is the
+  client. A header from anyone else is ignored, so a client cannot choose its own address.
+  uvicorn (`swarm serve`) applies the same setting to the peer first; applying it again here
+  changes nothing then, and keeps the rule when the app is served another way.
 * **The rate-limit identity** is the player behind a valid bearer token (`player:<id>`, looked
   up and remembered for `IDENTITY_TTL` seconds in a bounded cache); a missing, unknown,
   expired or revoked token counts against the client address (`addr:<address>`), so made-up
@@ -44,14 +46,16 @@ _STATE_KEY = "swarm_rate_limit_identity"
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
+ANY: tuple[Network, ...] = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+
+
 @functools.cache
 def trusted_proxies(setting: str) -> tuple[Network, ...]:
-    """`SWARM_TRUSTED_PROXIES` parsed: addresses or networks, comma-separated."""
-    return tuple(
-        ipaddress.ip_network(part.strip(), strict=False)
-        for part in setting.split(",")
-        if part.strip()
-    )
+    """`forwarded_allow_ips` parsed: addresses or networks, comma-separated; `*`: any."""
+    parts = [part.strip() for part in setting.split(",") if part.strip()]
+    if "*" in parts:
+        return ANY
+    return tuple(ipaddress.ip_network(part, strict=False) for part in parts)
 
 
 def _is_trusted(address: str, proxies: tuple[Network, ...]) -> bool:
@@ -69,7 +73,7 @@ def client_address(
     if isinstance(scope, Request):
         scope = scope.scope
     if proxies is None:
-        proxies = trusted_proxies(os.environ.get("SWARM_TRUSTED_PROXIES", ""))
+        proxies = trusted_proxies(_setting(scope))
     client = scope.get("client")
     peer = client[0] if client else "unknown"
     if not proxies or not _is_trusted(peer, proxies):
@@ -82,6 +86,17 @@ def client_address(
         if not _is_trusted(hop, proxies):
             return hop
     return hops[0] if hops else peer
+
+
+def _setting(scope: Scope) -> str:
+    """The app's `forwarded_allow_ips` (service/settings.py), else its variable's value."""
+    app = scope.get("litestar_app") or scope.get("app")
+    allowed = getattr(
+        getattr(getattr(app, "state", None), "settings", None), "forwarded_allow_ips", None
+    )
+    if isinstance(allowed, str):
+        return allowed
+    return os.environ.get("SWARM_FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 
 # --- the rate-limit identity -------------------------------------------------------------------

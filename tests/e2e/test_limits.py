@@ -50,6 +50,8 @@ def test_forwarded_for_counts_only_from_a_trusted_proxy() -> None:
     )
     assert limits.client_address(scope("10.1.2.3"), proxies) == "10.1.2.3"
     assert limits.client_address(scope("10.1.2.3", "1.2.3.4"), ()) == "10.1.2.3"  # none trusted
+    anyone = limits.trusted_proxies("*")
+    assert limits.client_address(scope("10.1.2.3", "1.2.3.4, 5.6.7.8"), anyone) == "1.2.3.4"
 
 
 async def test_the_rate_limit_store_stays_bounded() -> None:
@@ -102,7 +104,7 @@ async def test_two_tokens_of_one_player_share_one_budget(database_url: str) -> N
 @pytest.fixture
 def proxied(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A live server behind a 'proxy' at 127.0.0.1, with low sign-up limits."""
-    monkeypatch.setenv("SWARM_TRUSTED_PROXIES", "127.0.0.1")
+    monkeypatch.setenv("SWARM_FORWARDED_ALLOW_IPS", "127.0.0.1")  # the default, said aloud
     monkeypatch.setenv("SWARM_GUESTS_PER_HOUR", "3")
     monkeypatch.setenv("SWARM_ACCOUNTS_PER_HOUR", "2")
     yield from serve(create_app(database_url, run_clock=False, rate_limit_per_second=0))
