@@ -7,6 +7,7 @@ Tests use unique (uuid) stream ids, so they share one database and never clean u
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -15,6 +16,11 @@ from service.store.database import provide_test_database_url
 from service.store.events import EventStore
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
+
+# Every test client shares one address ("testclient", or 127.0.0.1 for live servers): the
+# per-address sign-up limits are off for the suite, and on in tests/e2e/test_limits.py.
+os.environ.setdefault("SWARM_GUESTS_PER_HOUR", "0")
+os.environ.setdefault("SWARM_ACCOUNTS_PER_HOUR", "0")
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from service.api.limits import client_address
 from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
 from service.api.routes import AUTH, Caller, Name, Service, strict_body
 from service.bootstrap import Swarm
@@ -48,12 +49,12 @@ AnyPassword = Annotated[str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX)
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
-    name: Name  # unique, case-insensitively, among accounts
+    name: Name  # unique among accounts: look-alikes, case and spacing make the same name
     password: Password
 
 
 class LoginIn(msgspec.Struct, forbid_unknown_fields=True):
-    name: Name  # case-insensitive
+    name: Name  # as registered, or any look-alike: case and spacing do not matter
     password: AnyPassword
 
 
@@ -122,7 +123,7 @@ class AccountController(Controller):
         "/",
         operation_id="register",
         status_code=201,
-        responses=responses(400, 401, 409, 413, 503),
+        responses=responses(400, 401, 409, 413, 422, 503),
     )
     async def register(
         self,
@@ -138,7 +139,7 @@ class AccountController(Controller):
         `already-registered` if this player has an account already."""
         token = _bearer(request)
         guest: Player | None = await service.identity.authenticate(token) if token else None
-        session = await accounts.register(data.name, data.password, guest)
+        session = await accounts.register(data.name, data.password, guest, client_address(request))
         return _session_out(session)
 
 
@@ -160,7 +161,7 @@ class SessionController(Controller):
         """Log in with a name and password: a fresh bearer token, valid for 30 days. After 5
         failed logins for one name, or from one address, within 15 minutes, further attempts
         are refused with 429 (see `Retry-After`) without checking the password."""
-        address = request.client.host if request.client is not None else "unknown"
+        address = client_address(request)
         try:
             session = await accounts.login(data.name, data.password, address)
         except TooManyAttempts as exc:

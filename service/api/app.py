@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,7 +29,7 @@ from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 
 from service import __version__, metrics
-from service.api import problems
+from service.api import limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
@@ -57,20 +56,14 @@ GAMES_GAUGE_INTERVAL = 5.0
 POOL_CLOSE_TIMEOUT = 2.0
 
 
-def rate_limit_identity(request: Request[Any, Any, Any]) -> str:
-    """Count by bearer token (hashed, so the store never holds one), else by client address."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return "token:" + hashlib.sha256(token.strip().encode()).hexdigest()
-    return "addr:" + (request.client.host if request.client else "unknown")
-
-
 def rate_limit(per_second: int) -> list[Any]:
     if per_second <= 0:
         return []
     config = RateLimitConfig(
         rate_limit=("second", per_second),
-        identifier_for_request=rate_limit_identity,
+        # Who the caller really is: a valid token's player, else the client address.
+        identifier_for_request=limits.rate_limit_identity,
+        check_throttle_handler=limits.resolve_identity,
         exclude=[
             "/health",
             "/metrics",
@@ -200,7 +193,7 @@ def create_app(
                 exclude_unhandled_paths=True,
             ).middleware
         )
-    middleware += rate_limit(config.rate_limit)
+    middleware += [*rate_limit(config.rate_limit), limits.input_guard]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
 
@@ -214,6 +207,7 @@ def create_app(
         plugins=plugins,
         exception_handlers=exception_handlers,
         middleware=middleware,
+        stores={"rate_limit": limits.SweptMemoryStore()},
         request_max_body_size=config.max_body_bytes,
         cors_config=cors_config(config.cors_origin_list),
         openapi_config=openapi_config(),

@@ -391,6 +391,24 @@ def _problem_response(status: int, description: str) -> dict[str, Any]:
     }
 
 
+# Query strings the input guard (service/api/limits.py) refuses: a NUL anywhere. Litestar does
+# not carry msgspec patterns into query parameters' items, so they are stated here.
+NO_NUL = "^[^\\u0000]*$"
+QUERY_ITEM_PATTERNS = {
+    "expect_head": "^[1-9][0-9]{0,9}:[0-9a-f]{64}$",
+    "expect_table_head": "^[1-9][0-9]{0,9}:[0-9a-f]{64}$",
+}
+
+
+def _constrain_strings(name: str, schema: dict[str, Any]) -> None:
+    """Give every string of a query parameter the pattern the server holds it to."""
+    beside = schema.get("pattern") if "oneOf" in schema else None  # where Litestar puts it
+    for variant in schema.get("oneOf", [schema]):
+        target = variant.get("items", variant) if variant.get("type") == "array" else variant
+        if target.get("type") == "string" and "enum" not in target and "format" not in target:
+            target.setdefault("pattern", beside or QUERY_ITEM_PATTERNS.get(name, NO_NUL))
+
+
 def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = _integers(copy.deepcopy(generated))
     types = documented_types(app)
@@ -410,6 +428,8 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         for parameter in operation.get("parameters", ()):
             if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETERS:
                 parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
+            if parameter["in"] == "query":
+                _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
         responses = operation["responses"]
         statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))

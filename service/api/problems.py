@@ -21,6 +21,7 @@ from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from service.usecases.identity import TooManySignUps
 from service.usecases.play import MoveIdReused
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
@@ -317,8 +318,26 @@ CATALOGUE: dict[str, Entry] = {
     # --- accounts ---
     "name-taken": Entry(
         409,
-        "An account with that name (case-insensitively) exists.",
+        "An account with that name exists: names are compared after NFKC, case folding and "
+        "the Unicode confusable skeleton, so look-alikes count as the same name.",
         "Choose another name.",
+    ),
+    "invalid-name": Entry(
+        422,
+        "The name has no visible character, or holds control, format or bidi-override "
+        "characters.",
+        "Send a name of 1 to 40 visible characters.",
+    ),
+    "too-many-sign-ups": Entry(
+        429,
+        "Too many guests or accounts were created from this address in the last hour.",
+        "Retry after `Retry-After` seconds, or reuse the token you have.",
+    ),
+    "too-many-tables": Entry(
+        409,
+        "You already host the most open online tables a player may (5).",
+        "Close or leave one of your tables (leaving as the only person closes it), then open "
+        "another.",
     ),
     "already-registered": Entry(
         409,
@@ -475,6 +494,16 @@ def _concurrency(exc: ConcurrencyConflict) -> ProblemDetailsException:
     return problem(409, "concurrent-change", "Changed by another request", "Try again.")
 
 
+def _too_many_sign_ups(exc: TooManySignUps) -> ProblemDetailsException:
+    return problem(
+        429,
+        "too-many-sign-ups",
+        "Too many new players from this address",
+        str(exc),
+        **{"Retry-After": str(exc.retry_after)},
+    )
+
+
 def problem_details_config() -> ProblemDetailsConfig:
     return ProblemDetailsConfig(
         enable_for_all_http_exceptions=True,
@@ -487,6 +516,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             Conflict: _conflict,
             MoveIdReused: _move_id_reused,
             ConcurrencyConflict: _concurrency,
+            TooManySignUps: _too_many_sign_ups,
         },
     )
 
@@ -547,8 +577,9 @@ def responses(*statuses: int) -> dict[int, ResponseSpec]:
         404: "No such table or game",
         409: "Not allowed now (a rule, or the table's state)",
         413: "Request body too large",
-        422: "A move that can never be valid (for example a stem that does not exist)",
-        429: "Too many requests from this token or address (see Retry-After)",
+        422: "Can never be valid (a stem that does not exist, a name with hidden characters)",
+        429: "Too many requests from this player or address, or too many new players from "
+        "this address (see Retry-After)",
         503: "The database is not reachable, or the service is overloaded (see Retry-After)",
     }
     statuses = (*statuses, 429)  # every operation is rate limited (service/api/app.py)

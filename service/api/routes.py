@@ -20,6 +20,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
+from service.api.limits import client_address
 from service.api.problems import problem, responses
 from service.bootstrap import Swarm
 from service.domain.audit import Expectations, GameExport, parse_head
@@ -33,7 +34,20 @@ from service.usecases.streams import AnyLogEntry, VisibleEvent, entry_type
 from service.usecases.tables import LobbyEntry, TableView
 from service.usecases.watching import StreamKind, Viewer
 
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=40, pattern=r"^[^\x00-\x1f\x7f]+$")]
+# Patterns are searched (re.search), and Python's `$` also matches before a final newline:
+# every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
+# The rest of the name rules (service/domain/names.py) answer 422 `invalid-name`.
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=40,  # and 40 again once NFKC-normalised (which can lengthen a name)
+        pattern=r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)",
+        description="1 to 40 characters, and once NFKC-normalised; at least one visible; "
+        "no control, format (zero-width, bidi), surrogate, private-use, unassigned or invisible "
+        "characters (by Unicode category; refused with 422 `invalid-name`)",
+    ),
+]
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
 
 
@@ -76,11 +90,13 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
 
 HASH_PATTERN = "^[0-9a-f]{64}$"
+# A hash chain head a player recorded: the event's version (from 1), a colon, its hash.
+HeadText = Annotated[str, msgspec.Meta(pattern=r"^[1-9][0-9]{0,9}:[0-9a-f]{64}$")]
 
 SeedHex = Annotated[
     str,
     msgspec.Meta(
-        pattern="^([0-9a-f]{2}){0,64}$",
+        pattern=r"^(?:[0-9a-f]{2}){0,64}$(?!\n)",
         description="Your seed for the next game: 0 to 64 bytes, lowercase hex",
     ),
 ]
@@ -409,10 +425,12 @@ class GuestController(Controller):
     before_request = staticmethod(strict_body)
     tags = ["players"]
 
-    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 503))
-    async def create_guest(self, data: JSONBody[GuestIn], service: Service) -> GuestOut:
+    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 422, 503))
+    async def create_guest(
+        self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
+    ) -> GuestOut:
         """A guest identity to play with: no account needed for solo play."""
-        player, token = await service.identity.create_guest(data.name)
+        player, token = await service.identity.create_guest(data.name, client_address(request))
         return GuestOut(player_id=player.player_id, name=player.name, token=token)
 
 
@@ -444,7 +462,7 @@ class TableController(Controller):
         "/tables",
         operation_id="createTable",
         status_code=201,
-        responses=responses(400, 401, 413, 422, 503),
+        responses=responses(400, 401, 409, 413, 422, 503),
     )
     async def create_table(
         self, data: JSONBody[TableIn], service: Service, player: Caller
@@ -452,7 +470,8 @@ class TableController(Controller):
         """Open an online table of 2 to 8 seats (4 to start) and take seat 1 as its host. The
         game starts when the table is full, or when the host starts it with two people or
         more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
-        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem)."""
+        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
+        player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
         return await service.tables.create_table(player, data.seats, data.stake, clock)
 
@@ -741,11 +760,11 @@ class GameController(Controller):
             ),
         ] = None,
         expect_head: Annotated[
-            list[str] | None,
+            list[HeadText] | None,
             QueryParameter(description="A game event's VERSION:HASH you recorded (repeatable)"),
         ] = None,
         expect_table_head: Annotated[
-            list[str] | None,
+            list[HeadText] | None,
             QueryParameter(description="A table event's VERSION:HASH you recorded (repeatable)"),
         ] = None,
     ) -> Verification:

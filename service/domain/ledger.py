@@ -4,13 +4,19 @@ Coins are money, so every movement is an event in the owner's `wallet-<player id
 appended in the same transaction as the table or game event that causes it:
 
 - `coins_granted`: the only mints, a sign-up grant and game rewards;
-- `stake_held`: joining (or opening) a buy-in table reserves the stake;
-- `stake_released`: leaving before the start gives it back;
+- `stake_held`: joining (or opening) a buy-in table before its first game reserves the stake;
+- `stake_released`: leaving before that game is dealt gives it back;
 - `stake_committed`: at the start the stake goes into the pot (the table's `pot_formed`);
 - `pot_paid`: a share of a pot, to a winner or back to its payer when a game is abandoned.
 
-The invariant, checked by tests: wallet balances + held stakes + open pots = coins granted,
-and no balance or hold is ever negative. The amounts below are documented in the README.
+Only a table's first game has a buy-in (seed §9: "Play again ... has no buy-in"), so sitting
+down between games holds nothing, and a hold lives only until its table's first deal: it goes
+into the pot then, or back to the wallet when its holder leaves first (or, for a hold left by
+an older version, at the next deal).
+
+The invariants, checked by tests: wallet balances + held stakes + open pots = coins granted;
+no balance or hold is ever negative; no hold outlives the game it was held for. The amounts
+below are documented in the README.
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ from service.domain.rules.errors import IllegalMove
 SIGN_UP_COINS = 1_000
 FINISH_COINS = 10  # every person who finishes an online game
 WIN_COINS = 20  # on top, for each winner
+# Game rewards per account per UTC day, at most: two accounts of one person playing each other
+# all day earn this much each, and no more (the sign-up grants are bounded by the per-address
+# registration limit, service/usecases/identity.py). XP and badges are not capped.
+DAILY_REWARD_COINS = 100
 FINISH_XP = 50
 WIN_XP = 50
 XP_PER_LEVEL = 500
@@ -52,6 +62,7 @@ class CoinsGranted(WalletEvent, frozen=True, tag="coins_granted"):
     amount: int
     reason: GrantReason
     game_id: str | None = None
+    day: str | None = None  # a game reward's UTC date (ISO), for the daily cap
 
 
 class StakeHeld(WalletEvent, frozen=True, tag="stake_held"):
@@ -83,24 +94,41 @@ class WalletState(msgspec.Struct, frozen=True, kw_only=True):
     balance: int = 0  # spendable
     held: int = 0  # reserved for buy-in tables not started yet
     granted: int = 0  # every coin ever minted to this wallet
+    holds: tuple[tuple[str, int], ...] = ()  # (table id, coins held for it), none zero
+    reward_day: str | None = None  # the UTC day of the last game reward...
+    rewarded: int = 0  # ...and the reward coins granted that day
     version: int = 0
+
+    def held_for(self, table_id: str) -> int:
+        return next((amount for table, amount in self.holds if table == table_id), 0)
+
+    def _hold(self, table_id: str, change: int) -> tuple[tuple[str, int], ...]:
+        amount = self.held_for(table_id) + change
+        others = tuple(h for h in self.holds if h[0] != table_id)
+        return (*others, (table_id, amount)) if amount else others
 
 
 def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
     version = state.version + 1
     match event:
         case CoinsGranted():
-            return replace(
+            state = replace(
                 state,
                 balance=state.balance + event.amount,
                 granted=state.granted + event.amount,
                 version=version,
             )
+            if event.reason == "game_reward" and event.day is not None:
+                same_day = event.day == state.reward_day
+                rewarded = (state.rewarded if same_day else 0) + event.amount
+                state = replace(state, reward_day=event.day, rewarded=rewarded)
+            return state
         case StakeHeld():
             return replace(
                 state,
                 balance=state.balance - event.amount,
                 held=state.held + event.amount,
+                holds=state._hold(event.table_id, event.amount),
                 version=version,
             )
         case StakeReleased():
@@ -108,10 +136,16 @@ def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
                 state,
                 balance=state.balance + event.amount,
                 held=state.held - event.amount,
+                holds=state._hold(event.table_id, -event.amount),
                 version=version,
             )
         case StakeCommitted():
-            return replace(state, held=state.held - event.amount, version=version)
+            return replace(
+                state,
+                held=state.held - event.amount,
+                holds=state._hold(event.table_id, -event.amount),
+                version=version,
+            )
         case PotPaid():
             return replace(state, balance=state.balance + event.amount, version=version)
     raise AssertionError(f"unknown wallet event {event!r}")  # pragma: no cover
@@ -193,8 +227,15 @@ def record_game(stats: PlayerStats, record: GameRecord) -> PlayerStats:
 
 
 def reward(won: bool) -> tuple[int, int]:
-    """(coins, xp) for a person who finished an online game."""
+    """(coins, xp) for a person who finished an online game, before the daily cap."""
     return (FINISH_COINS + (WIN_COINS if won else 0), FINISH_XP + (WIN_XP if won else 0))
+
+
+def capped_reward(wallet: WalletState, coins: int, day: str) -> int:
+    """The reward coins `wallet` may still be granted on `day`: what is left of
+    `DAILY_REWARD_COINS` after the day's earlier rewards."""
+    earlier = wallet.rewarded if wallet.reward_day == day else 0
+    return max(0, min(coins, DAILY_REWARD_COINS - earlier))
 
 
 _codec: TaggedCodec[WalletEventUnion] = TaggedCodec(WalletEventUnion)

@@ -32,6 +32,9 @@ from service.domain.table_events import TableEventUnion
 TableStatus = Literal["open", "playing", "between_games", "closed"]
 
 DEFAULT_STAKE = 100  # the seed's default buy-in, in coins
+# Online tables one player may host at once (open, playing or between games): one guest must
+# not be able to fill the lobby. Solo tables are not in the lobby and are not counted.
+MAX_OPEN_TABLES = 5
 
 
 # --- errors ----------------------------------------------------------------------------------
@@ -92,6 +95,11 @@ class TableClosed(IllegalMove):
 class BeesNotAllowed(IllegalMove):
     code = "bees-not-allowed"
     title = "Bee players only fill free tables"
+
+
+class TooManyTables(IllegalMove):
+    code = "too-many-tables"
+    title = "You host as many open tables as one person may"
 
 
 class InvalidTable(InvalidMove):
@@ -298,9 +306,16 @@ def decide_open(
     clock: ClockSettings | None,
     *,
     registered: bool = False,
+    hosting: int = 0,
 ) -> list[TableEventUnion]:
+    """Open an online table; `hosting`: how many open online tables the host has already."""
     if not MIN_PLAYERS <= capacity <= MAX_PLAYERS:
         raise InvalidTable(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
+    if hosting >= MAX_OPEN_TABLES:
+        raise TooManyTables(
+            f"You host {hosting} open tables; at most {MAX_OPEN_TABLES} at once. "
+            "Leave one (or let it close) first."
+        )
     if stake > 0 and not registered:
         raise BuyInNeedsAccount("A buy-in table needs an account: register, then open it.")
     host = SeatInfo(seat=1, name=host_name, kind="person", player_id=host_id)

@@ -52,10 +52,12 @@ def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
 
 
 _LOBBY_UPSERT = """
-insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status, bee_levels)
-values ($1, $2, $3, $4, $5, $6, $7, $8)
+insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status, bee_levels,
+                   host_id)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 on conflict (table_id) do update
-   set host_name = excluded.host_name, seats_taken = excluded.seats_taken,
+   set host_name = excluded.host_name, host_id = excluded.host_id,
+       seats_taken = excluded.seats_taken,
        people = excluded.people, status = excluded.status, bee_levels = excluded.bee_levels,
        updated_at = now()
 """
@@ -92,5 +94,6 @@ def lobby_row(table: TableState) -> Statement:
             table.stake,
             table.status,
             [s.level or DEFAULT_LEVEL for s in table.seats if s.kind == "bee"],
+            table.host,
         ),
     )

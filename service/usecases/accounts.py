@@ -12,6 +12,11 @@ logged or returned. Bearer tokens are random, stored only as SHA-256, expire aft
 `TOKEN_LIFETIME` and can be revoked (logout); `Identity.authenticate` checks both on every
 request, so a logout stops a token on every instance at once.
 
+Names follow `service.domain.names`: shown NFKC-normalised, unique among accounts by their key
+(the TS #39 skeleton of the case-folded name, `accounts.name_key`), which login looks up too;
+the database never folds case itself. Registrations are limited per client address
+(`SignUpLimit`, "account"), which also bounds the sign-up grants one client can collect.
+
 Guessing is slowed per account name and per client address: at `MAX_FAILURES` failed logins
 within `FAILURE_WINDOW` for either, further attempts are refused (429 with Retry-After) before
 the password is even looked at. Each attempt is counted *before* its password is checked (and
@@ -22,6 +27,7 @@ limit; a successful attempt withdraws only its own count, never earlier failures
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import secrets
 import uuid
@@ -43,16 +49,25 @@ from service.domain.ledger import (
     evolve_wallet,
     wallet_event_type,
 )
+from service.domain.names import InvalidName, display_name
+from service.domain.names import name_key as _name_key
 from service.domain.rules.errors import IllegalMove, InvalidMove
+from service.store.confusables import prototypes
 from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend
 from service.store.projections import stats_row, wallet_row
 from service.usecases.context import Context
 from service.usecases.errors import Unauthorized
-from service.usecases.identity import TOKEN_LIFETIME, Player, new_token, token_hash
+from service.usecases.identity import (
+    ACCOUNTS_PER_HOUR,
+    TOKEN_LIFETIME,
+    Player,
+    SignUpLimit,
+    new_token,
+    token_hash,
+)
 
 log = structlog.get_logger(__name__)
 
-NAME_MIN, NAME_MAX = 1, 40  # the same rule as guest names
 PASSWORD_MIN, PASSWORD_MAX = 8, 128
 MAX_FAILURES = 5  # failed logins per name or per address within the window...
 FAILURE_WINDOW = timedelta(minutes=15)  # ...after which further attempts are refused (429)
@@ -108,17 +123,31 @@ class Session(msgspec.Struct, frozen=True, kw_only=True):
 # --- pure rules ------------------------------------------------------------------------------
 
 
-def check_registration(name: str, password: str) -> None:
-    """The name and password rules (the HTTP layer checks the same with msgspec)."""
-    if not NAME_MIN <= len(name) <= NAME_MAX or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        raise InvalidAccount(f"A name is {NAME_MIN} to {NAME_MAX} printable characters.")
+def check_registration(name: str, password: str) -> str:
+    """The name and password rules; the name as it will be stored and shown."""
+    shown = display_name(name)  # InvalidName (invalid-name) when it breaks the name rules
     if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise InvalidAccount(f"A password is {PASSWORD_MIN} to {PASSWORD_MAX} characters.")
+    return shown
+
+
+def name_key(name: str) -> str:
+    """The key an account name is stored and looked up by (`accounts.name_key`)."""
+    return _name_key(name, prototypes())
+
+
+def login_key(name: str) -> str | None:
+    """The `name_key` a typed name looks up (None: no account can have it)."""
+    try:
+        return name_key(display_name(name))
+    except InvalidName:
+        return None
 
 
 def failure_keys(name: str, address: str) -> list[str]:
     """The `login_failures` keys one attempt counts against, in lock order."""
-    return sorted({f"name:{name.lower()}", f"addr:{address}"})
+    key = login_key(name)
+    return sorted({f"name:{key if key is not None else name}", f"addr:{address}"})
 
 
 def seconds_until(moment: datetime, now: datetime) -> int:
@@ -133,10 +162,19 @@ def sign_up_wallet() -> tuple[CoinsGranted, WalletState]:
 
 # --- SQL -------------------------------------------------------------------------------------
 
-_INSERT_ACCOUNT = "insert into accounts (player_id, name, password_hash) values ($1, $2, $3)"
-_NAME_EXISTS = "select exists (select 1 from accounts where lower(name) = lower($1))"
+_INSERT_ACCOUNT = (
+    "insert into accounts (player_id, name, password_hash, name_key) values ($1, $2, $3, $4)"
+)
+_NAME_EXISTS = "select exists (select 1 from accounts where name_key = $1)"
 _IS_REGISTERED = "select exists (select 1 from accounts where player_id = $1)"
-_ACCOUNT_BY_NAME = "select player_id, name, password_hash from accounts where lower(name) = $1"
+# By key; an account from before keys existed is found by its exact name, and keyed then.
+_ACCOUNT_BY_NAME = """
+select player_id, name, password_hash, name_key from accounts
+ where name_key = $1 or (name_key is null and name = $2)
+ order by name_key is null
+ limit 1
+"""
+_SET_NAME_KEY = "update accounts set name_key = $2 where player_id = $1 and name_key is null"
 _INSERT_TOKEN = (
     "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
 )
@@ -174,20 +212,28 @@ class Accounts:
         self.hasher = hasher or PasswordHasher()  # argon2id, the library's default parameters
         self._hashing = asyncio.Semaphore(MAX_CONCURRENT_HASHES)
         self._dummy_hash: str | None = None
+        self.sign_ups = SignUpLimit.from_env(
+            ctx, "account", "SWARM_ACCOUNTS_PER_HOUR", ACCOUNTS_PER_HOUR
+        )
 
     # --- registration -------------------------------------------------------------------------
 
-    async def register(self, name: str, password: str, guest: Player | None) -> Session:
+    async def register(
+        self, name: str, password: str, guest: Player | None, address: str | None = None
+    ) -> Session:
         """A new account; with `guest`, that guest's identity becomes the account (their player
-        id, streams and tokens stay). Refused if the name is taken (case-insensitively) or the
-        player already registered."""
-        check_registration(name, password)
+        id, streams and tokens stay). Refused if the name is taken (by its key: look-alikes,
+        case and spacing are the same name), the player already registered, or `address` has
+        registered too many accounts this hour (`TooManySignUps`)."""
+        name = check_registration(name, password)
+        key = name_key(name)
         if guest is not None and (
             guest.registered or await self.pool.fetchval(_IS_REGISTERED, guest.player_id)
         ):
             raise AlreadyRegistered("You already have an account; log in instead.")
-        if await self.pool.fetchval(_NAME_EXISTS, name):
+        if await self.pool.fetchval(_NAME_EXISTS, key):
             raise NameTaken(f"The name {name!r} is taken; choose another.")
+        await self.sign_ups.count(address)
         password_hash = await self._hash(password)
 
         player_id = guest.player_id if guest is not None else str(uuid.uuid4())
@@ -201,7 +247,7 @@ class Accounts:
         )
         granted = NewEvent(type=wallet_event_type(grant), data=encode_wallet_event(grant))
         also: list[tuple[str, tuple[Any, ...]]] = [
-            (_INSERT_ACCOUNT, (player_id, name, password_hash)),
+            (_INSERT_ACCOUNT, (player_id, name, password_hash, key)),
             wallet_row(player_id, wallet),
             stats_row(player_id, name, PlayerStats()),
             (_INSERT_TOKEN, (token_hash(token), player_id, name, expires_at)),
@@ -229,7 +275,7 @@ class Accounts:
                     raise
                 continue  # the player's stream moved on meanwhile: append after its new head
             except asyncpg.UniqueViolationError as exc:
-                if exc.constraint_name == "accounts_name":
+                if exc.constraint_name == "accounts_name_key":
                     raise NameTaken(f"The name {name!r} is taken; choose another.") from exc
                 if exc.constraint_name == "accounts_pkey":
                     raise AlreadyRegistered("You already have an account; log in instead.") from exc
@@ -247,12 +293,16 @@ class Accounts:
         keys = failure_keys(name, address)
         await self._count_attempt(keys, now)
 
-        row = await self.pool.fetchrow(_ACCOUNT_BY_NAME, name.lower())
+        key = login_key(name)
+        row = await self.pool.fetchrow(_ACCOUNT_BY_NAME, key, name) if key is not None else None
         # An unknown name costs a hash check too, so timing does not tell names apart.
         stored = row["password_hash"] if row is not None else await self._dummy()
         if not await self._verify(stored, password) or row is None:
             log.info("login failed", address=address)
             raise InvalidCredentials()
+        if row["name_key"] is None and key is not None:
+            with contextlib.suppress(asyncpg.UniqueViolationError):  # a newer account has it
+                await self.pool.execute(_SET_NAME_KEY, row["player_id"], key)
 
         player = Player(player_id=row["player_id"], name=row["name"], registered=True)
         token = new_token()

@@ -14,7 +14,8 @@ from service.domain.rules.commands import StartGame
 from service.domain.rules.engine import initial_state
 from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
 from service.domain.tables import GameFinished, GameOpened, GamePrepared
-from service.usecases.context import Context
+from service.store.events import ConcurrencyConflict
+from service.usecases.context import Context, stream
 from service.usecases.money import Money
 from service.usecases.unit_of_work import UnitOfWork
 
@@ -44,6 +45,10 @@ class Deals:
         game_id, commitment = table.next_game, table.next_commitment
         assert game_id is not None and commitment is not None
         base = await uow.game(game_id)
+        if base.phase != "not_started":
+            # Dealt meanwhile (by another instance): the table this was decided on is stale.
+            # Decide again on the fresh one (service.usecases.retry) instead of refusing.
+            raise ConcurrencyConflict(stream("table", table.table_id), table.version, -1)
         seats = table.seat_infos()
         seeds = [table.seed_of(s.player_id) if s.kind == "person" else None for s in seats]
         server_seed = await uow.server_seed(game_id)

@@ -3,22 +3,42 @@ bearer token on every request.
 
 Tokens are random, stored only as SHA-256 (`access_tokens`), expire after `TOKEN_LIFETIME` and
 can be revoked (logout). The check is not cached: a logout on any instance stops the token on
-every instance at once."""
+every instance at once.
+
+Names are checked and normalised by `service.domain.names`. New identities are limited per
+client address across every instance (`SignUpLimit`: guests and accounts each have their own
+budget an hour), so one client cannot mint players (or the sign-up grant) without bound."""
 
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import secrets
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import msgspec
 
+from service.domain.names import display_name
 from service.store.events import NewEvent, StreamAppend
 from service.usecases.context import Context, stream
 from service.usecases.errors import Unauthorized
 
 TOKEN_LIFETIME = timedelta(days=30)
+SIGN_UP_WINDOW = timedelta(hours=1)
+# New identities an hour per client address (0: no limit); the variables override them.
+GUESTS_PER_HOUR = 30
+ACCOUNTS_PER_HOUR = 5
+
+# pg_advisory_xact_lock(int, int) class id for sign-up keys ("swsu").
+_SIGN_UP_LOCK_CLASS = 0x73777375
+_SIGN_UP_LOCK = "select pg_advisory_xact_lock($1, hashtext($2))"
+_SIGN_UPS_SINCE = """
+select count(*) as n, min(signed_at) as oldest from sign_ups where key = $1 and signed_at > $2
+"""
+_RECORD_SIGN_UP = "insert into sign_ups (key, signed_at) values ($1, $2)"
+_FORGET_SIGN_UPS = "delete from sign_ups where key = $1 and signed_at <= $2"
 
 _INSERT_TOKEN = (
     "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
@@ -39,6 +59,48 @@ class Player(msgspec.Struct, frozen=True):
     registered: bool = False  # an account (not only a guest): needed for buy-in tables
 
 
+class TooManySignUps(Exception):
+    """Too many new guests or accounts from this address this hour (429 with Retry-After)."""
+
+    def __init__(self, what: str, retry_after: int) -> None:
+        super().__init__(f"Too many new {what} from your address; try again in {retry_after} s.")
+        self.what = what
+        self.retry_after = retry_after
+
+
+class SignUpLimit:
+    """At most `per_hour` new identities of one kind per client address in any hour, counted
+    in the database (so across instances) under a lock per key, before the work is done."""
+
+    def __init__(self, ctx: Context, kind: str, per_hour: int) -> None:
+        self.ctx = ctx
+        self.kind = kind
+        self.per_hour = per_hour
+
+    @classmethod
+    def from_env(cls, ctx: Context, kind: str, variable: str, default: int) -> SignUpLimit:
+        return cls(ctx, kind, int(os.environ.get(variable) or default))
+
+    async def count(self, address: str | None) -> None:
+        """Count one sign-up from `address` (None: not a client's, not counted)."""
+        if address is None or self.per_hour <= 0:
+            return
+        key, now = f"{self.kind}:{address}", self.ctx.clock()
+        since = now - SIGN_UP_WINDOW
+        async with self.ctx.pool.acquire() as conn, conn.transaction():
+            await conn.execute(_SIGN_UP_LOCK, _SIGN_UP_LOCK_CLASS, key)
+            await conn.execute(_FORGET_SIGN_UPS, key, since)  # the table stays swept
+            row = await conn.fetchrow(_SIGN_UPS_SINCE, key, since)
+            assert row is not None  # an aggregate always has a row
+            if row["n"] >= self.per_hour:
+                raise TooManySignUps(f"{self.kind}s", _seconds_until(row["oldest"], now))
+            await conn.execute(_RECORD_SIGN_UP, key, now)
+
+
+def _seconds_until(oldest: datetime, now: datetime) -> int:
+    return max(1, math.ceil((oldest + SIGN_UP_WINDOW - now).total_seconds()))
+
+
 def token_hash(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
@@ -50,9 +112,13 @@ def new_token() -> str:
 class Identity:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.guests = SignUpLimit.from_env(ctx, "guest", "SWARM_GUESTS_PER_HOUR", GUESTS_PER_HOUR)
 
-    async def create_guest(self, name: str) -> tuple[Player, str]:
-        """A new guest (stream `player-<id>`, `guest_created`) and its bearer token."""
+    async def create_guest(self, name: str, address: str | None = None) -> tuple[Player, str]:
+        """A new guest (stream `player-<id>`, `guest_created`) and its bearer token; `name` as
+        `service.domain.names` shows it. Refused past the per-address limit (`address`)."""
+        name = display_name(name)
+        await self.guests.count(address)
         player = Player(player_id=str(uuid.uuid4()), name=name)
         token = new_token()
         joined = NewEvent(

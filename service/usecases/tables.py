@@ -108,6 +108,8 @@ select table_id, host_name, seats_taken, people, capacity, stake, status, opened
  limit $3 offset $4
 """
 
+_HOSTING = "select count(*) from lobby where host_id = $1 and status <> 'closed'"
+
 # What a change decides on the table as loaded: its table events, and what they set off.
 Change = Callable[[TableState], Awaitable["Decided"]]
 
@@ -168,23 +170,28 @@ class Tables:
     async def create_table(
         self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
     ) -> TableView:
-        """An online table with the caller as host in seat 1 (their buy-in held, if any)."""
+        """An online table with the caller as host in seat 1 (their buy-in held, if any), up
+        to `MAX_OPEN_TABLES` hosted at once. One player's openings take turns on an instance,
+        so a burst cannot slip past the count (across instances it can by one per instance)."""
         table_id = str(uuid.uuid4())
-        opened = decide_open(
-            table_id,
-            player.player_id,
-            player.name,
-            capacity,
-            stake,
-            clock,
-            registered=player.registered,
-        )
+        async with self.turns.turn(f"host-{player.player_id}"):
+            hosting = await self.ctx.pool.fetchval(_HOSTING, player.player_id)
+            opened = decide_open(
+                table_id,
+                player.player_id,
+                player.name,
+                capacity,
+                stake,
+                clock,
+                registered=player.registered,
+                hosting=hosting,
+            )
 
-        async def hold(uow: UnitOfWork) -> None:
-            await self.money.hold_stake(uow, player, table_id, stake)
+            async def hold(uow: UnitOfWork) -> None:
+                await self.money.hold_stake(uow, player)
 
-        decided = Decided(events=opened, cause="open", money=hold)
-        table, game = await self._commit(player, TableState(), decided)
+            decided = Decided(events=opened, cause="open", money=hold)
+            table, game = await self._commit(player, TableState(), decided)
         return self._view(table, game, player)
 
     # --- changes at a table -------------------------------------------------------------------
@@ -195,7 +202,7 @@ class Tables:
             events = joined + _seed(fold_table(joined, table), player, seed)
 
             async def hold(uow: UnitOfWork) -> None:
-                await self.money.hold_stake(uow, player, table.table_id, table.stake)
+                await self.money.hold_stake(uow, player)
 
             full = should_start_when_full(fold_table(events, table))
             return Decided(events=events, cause="join", deal=full, money=hold)

@@ -243,8 +243,15 @@ class Server:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = Path(tempfile.mkstemp(prefix="swarm-bench-server-", suffix=".log")[1])
         # The load generator's people move as fast as they can: measure throughput, not the
-        # per-token rate limit (SWARM_RATE_LIMIT, docs/scaling.md).
-        env = dict(os.environ, DATABASE_URL=database_url, SWARM_RATE_LIMIT="0")
+        # rate limit (SWARM_RATE_LIMIT, docs/scaling.md), and every guest comes from one
+        # address: no per-address sign-up limits either.
+        env = dict(
+            os.environ,
+            DATABASE_URL=database_url,
+            SWARM_RATE_LIMIT="0",
+            SWARM_GUESTS_PER_HOUR="0",
+            SWARM_ACCOUNTS_PER_HOUR="0",
+        )
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "service", "run", "--port", str(self.port)],

@@ -1,6 +1,8 @@
 """Coins are never made or lost by play: over random sequences of table openings, joins,
-leaves, starts, finished and abandoned games, wallets + held stakes + open pots = coins
-granted, and no balance is ever negative (seed §9; hypothesis drives the sequences)."""
+leaves, starts, finished and abandoned games, play again, and sitting down or leaving between
+games, wallets + held stakes + open pots = coins granted, no balance is ever negative, and no
+hold outlives the game it was held for: a stake is held only for a table's first game, by a
+person seated there, until that game is dealt (seed §9; hypothesis drives the sequences)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from argon2 import PasswordHasher
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from service.bootstrap import bootstrap
+from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
 from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import ClockSettings
@@ -43,9 +45,32 @@ operation = st.one_of(
     st.tuples(st.just("start"), st.integers(0, PLAYERS - 1), _table),
     *[st.tuples(st.just("finish"), st.integers(0, PLAYERS - 1), _table)] * 2,
     *[st.tuples(st.just("abandon"), st.integers(0, PLAYERS - 1), _table)] * 2,
-    st.tuples(st.just("again"), st.integers(0, PLAYERS - 1), _table),
+    *[st.tuples(st.just("again"), st.integers(0, PLAYERS - 1), _table)] * 2,
+    *[st.tuples(st.just("sit_out"), st.integers(0, PLAYERS - 1), _table)] * 2,
     *[st.tuples(st.just("fill"), st.integers(0, PLAYERS - 1), _table)] * 2,
 )
+
+
+async def holds_by_table(store: EventStore, player: Player) -> dict[str, int]:
+    """What the player's wallet holds, table by table (zero holds left out)."""
+    holds: dict[str, int] = {}
+    for r in await store.read_stream(f"wallet-{player.player_id}"):
+        event: Any = decode_wallet_event(r.data)
+        sign = {"stake_held": 1, "stake_released": -1, "stake_committed": -1}.get(r.type, 0)
+        if sign:
+            holds[event.table_id] = holds.get(event.table_id, 0) + sign * event.amount
+    return {table: amount for table, amount in holds.items() if amount}
+
+
+async def check_no_hold_outlives_its_game(
+    swarm: Swarm, store: EventStore, players: list[Player]
+) -> None:
+    for player in players:
+        for table_id, amount in (await holds_by_table(store, player)).items():
+            table = await swarm.repository.table(table_id)
+            assert amount == table.stake, (table_id, amount)
+            assert not table.closed and not table.games, f"{amount} held after its game"
+            assert table.seat_of(player.player_id) is not None, "held by someone not seated"
 
 
 async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) -> None:
@@ -145,6 +170,9 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
                             await swarm.tables.join_table(other, table_id, None)
                         except RuleViolation as refused:
                             event(f"refused: {refused.code}")
+            elif kind == "sit_out":  # sit down and leave again (between games, often)
+                await swarm.tables.join_table(player, table_id, None)
+                await swarm.tables.leave_table(player, table_id)
             elif kind == "finish":
                 await play_out(table_id)
             elif kind == "abandon":
@@ -154,6 +182,7 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
         else:
             event(f"done: {kind}")
         await check_invariant(store, pool, players)
+        await check_no_hold_outlives_its_game(swarm, store, players)
     settled = await pool.fetch(
         "select distinct type from events where stream = any($1::text[])",
         [f"table-{t}" for t in tables],

@@ -1,0 +1,82 @@
+"""Names people choose (guests and accounts): what is accepted, how it is shown, and the key
+that tells two account names apart. Pure: the same functions run wherever a name is compared,
+and the database only ever compares the stored key (`accounts.name_key`), never `lower()`.
+
+A name is shown as given after NFKC normalisation (fullwidth and other compatibility forms
+become the ordinary ones) with every run of whitespace made one space and the ends trimmed. It
+is refused (`invalid-name`) when it holds a control, format (zero-width, BOM, bidi overrides
+and isolates, soft hyphen), surrogate, private-use, unassigned or line/paragraph-separator
+character, an invisible letter (the Hangul fillers, the braille blank), a pile of more than
+`MAX_MARKS` combining marks on one character (or a mark with nothing to sit on), no visible
+character at all, or is not `NAME_MIN` to `NAME_MAX` characters long once normalised.
+
+Two account names are the same name when their keys are equal: the Unicode TS #39 skeleton
+(NFD, each character replaced by its prototype from Unicode's `confusables.txt`, NFD again) of
+the name case-folded (NFKC, `str.casefold`, NFKC), with spaces removed. So a Cyrillic look-alike,
+fullwidth forms, letter case or spacing never make a second person of the same name, and
+`İLKER7` or `ΣΑΣ` fold the same way at registration and at login. The confusables are given
+(the domain reads no file): Unicode's own `confusables.txt` (version in its header) ships with
+the package and `service.store.confusables` reads it. No well-kept pure-Python package gives
+TS #39 skeletons (PyICU does, but needs the ICU C++ library built on every machine).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping
+
+from service.domain.rules.errors import InvalidMove
+
+NAME_MIN, NAME_MAX = 1, 40
+MAX_MARKS = 3  # combining marks on one base character (scripts that stack them need 2 or 3)
+
+# Letters and symbols that draw nothing (the Hangul fillers, the braille blank, Khmer inherent
+# vowels, the combining grapheme joiner) and variation selectors: accepted by category, unseen.
+_INVISIBLE = frozenset(
+    [
+        *(0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800, 0x17B4, 0x17B5, 0x034F, 0x180B, 0x180C, 0x180D),
+        *range(0xFE00, 0xFE10),
+        *range(0xE0100, 0xE01F0),
+    ]
+)
+# Cc control, Cf format (bidi controls among them), Cs surrogate, Co private use, Cn unassigned,
+# Zl/Zp line and paragraph separators.
+_REFUSED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"])
+
+
+class InvalidName(InvalidMove):
+    code = "invalid-name"
+    title = "Names need a visible character and no hidden or control characters"
+
+
+def display_name(raw: str) -> str:
+    """The name as it is stored and shown, or `InvalidName`."""
+    name = unicodedata.normalize("NFKC", raw)
+    marks = 0
+    for char in name:
+        if unicodedata.category(char) in _REFUSED_CATEGORIES or ord(char) in _INVISIBLE:
+            raise InvalidName(f"A name cannot hold the character U+{ord(char):04X}.")
+        marks = marks + 1 if unicodedata.category(char).startswith("M") else 0
+        if marks > MAX_MARKS:
+            raise InvalidName(f"At most {MAX_MARKS} combining marks on one character.")
+    name = " ".join(name.split())
+    if not any(unicodedata.category(c)[0] in "LNPS" for c in name):
+        raise InvalidName("A name needs at least one visible character.")
+    if not NAME_MIN <= len(name) <= NAME_MAX:
+        raise InvalidName(f"A name is {NAME_MIN} to {NAME_MAX} characters.")
+    if unicodedata.category(name[0]).startswith("M"):
+        raise InvalidName("A name cannot start with a combining mark.")
+    return name
+
+
+def name_key(name: str, prototypes: Mapping[str, str]) -> str:
+    """The key two account names are compared by (see the module docstring); `prototypes`:
+    Unicode's confusables, as `service.store.confusables.prototypes()` reads them."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    return skeleton("".join(folded.split()), prototypes)
+
+
+def skeleton(text: str, prototypes: Mapping[str, str]) -> str:
+    """Unicode TS #39 §4 skeleton: NFD, map every code point to its prototype, NFD."""
+    mapped = "".join(prototypes.get(c, c) for c in unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFD", mapped)
