@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -47,9 +48,10 @@ import sys
 import tempfile
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +63,7 @@ from service.domain.rules.bees import bee_commands
 from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
 from service.domain.rules.commands import Command, ConfirmPick, StartGame
 from service.domain.rules.engine import GameState, initial_state
-from service.domain.rules.events import Event, encode_event, event_type
+from service.domain.rules.events import Event, decode_events, encode_event, event_type
 from service.domain.rules.simulate import bee_seats, shuffled_deck
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.events import EventStore, NewEvent, StreamAppend
@@ -151,21 +153,17 @@ def cpu_seconds(pid: int) -> float:
 
 def _decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, list[Event]]:
     """The engine as the service drives it: the events and the state after them."""
-    step = getattr(engine, "decide_and_evolve", None)  # BEFORE-run shim
-    if step is not None:
-        return step(command, state)  # type: ignore[no-any-return]
-    events = engine.decide(command, state)
-    return engine.fold(events, state), events
+    return engine.decide_and_evolve(command, state)
 
 
-def engine_game(players: int, bees: bool, rng: random.Random) -> tuple[GameState, int]:
+def engine_game(
+    players: int, bees: bool, rng: random.Random, order: tuple[int, ...] | None = None
+) -> tuple[GameState, int]:
     """One game through the Decider; bee seats pick with the bee policy or at random."""
     seats = bee_seats(players)
+    deal = order or shuffled_deck(players, rng)
     state, events = _decide_and_evolve(
-        StartGame(
-            game_id="sim", table_id="sim", seats=seats, deck_order=shuffled_deck(players, rng)
-        ),
-        initial_state,
+        StartGame(game_id="sim", table_id="sim", seats=seats, deck_order=deal), initial_state
     )
     count = len(events)
     while state.phase != "ended":
@@ -276,43 +274,49 @@ def _games_per_s(play: Callable[[], object], seconds: float) -> float:
             return games / (now - start)
 
 
+def _engine_vs_plain(players: int, bees: bool, settings: Settings) -> dict[str, Any]:
+    rng = random.Random(players)
+    orders = [shuffled_deck(players, rng) for _ in range(64)]  # both play the same deals
+    played = [0, 0]
+
+    def engine_one() -> None:
+        played[0] += 1
+        engine_game(players, bees, rng, orders[played[0] % 64])
+
+    def plain_one() -> None:
+        played[1] += 1
+        plain_game(orders[played[1] % 64], players, bees, rng)
+
+    ratios, engine_rates, plain_rates = [], [], []
+    for r in range(settings.rounds):
+        pair: list[tuple[str, Callable[[], object]]] = [
+            ("engine", engine_one),
+            ("plain", plain_one),
+        ]
+        rates = {
+            name: _games_per_s(fn, settings.engine_seconds)
+            for name, fn in (pair if r % 2 == 0 else pair[::-1])
+        }
+        engine_rates.append(rates["engine"])
+        plain_rates.append(rates["plain"])
+        ratios.append(rates["engine"] / rates["plain"])
+    _, events = engine_game(players, bees, random.Random(0))
+    return {
+        "players": players,
+        "play": "bees" if bees else "random",
+        "engine_games_per_s": spread(engine_rates),
+        "plain_games_per_s": spread(plain_rates),
+        "events_per_game": events,
+        "ratio": spread(ratios),
+    }
+
+
 def bench_engine(settings: Settings) -> list[dict[str, Any]]:
     results = []
     for players in (4, 8):
         check_plain_loop(players)
         for bees in (False, True):
-            rng = random.Random(players)
-            orders = [shuffled_deck(players, rng) for _ in range(64)]
-            counter = [0]
-
-            def plain() -> None:
-                counter[0] += 1
-                plain_game(orders[counter[0] % 64], players, bees, rng)
-
-            ratios, engine_rates, plain_rates = [], [], []
-            for r in range(settings.rounds):
-                pair: list[tuple[str, Callable[[], object]]] = [
-                    ("engine", lambda: engine_game(players, bees, rng)),
-                    ("plain", plain),
-                ]
-                rates = {
-                    name: _games_per_s(fn, settings.engine_seconds)
-                    for name, fn in (pair if r % 2 == 0 else pair[::-1])
-                }
-                engine_rates.append(rates["engine"])
-                plain_rates.append(rates["plain"])
-                ratios.append(rates["engine"] / rates["plain"])
-            _, events = engine_game(players, bees, random.Random(0))
-            results.append(
-                {
-                    "players": players,
-                    "play": "bees" if bees else "random",
-                    "engine_games_per_s": spread(engine_rates),
-                    "plain_games_per_s": spread(plain_rates),
-                    "events_per_game": events,
-                    "ratio": spread(ratios),
-                }
-            )
+            results.append(_engine_vs_plain(players, bees, settings))
     return results
 
 
@@ -350,11 +354,7 @@ async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str,
 
 async def rebuild(store: EventStore, stream: str) -> GameState:
     """A cold load of a game, as the service does it."""
-    if hasattr(store, "read_events"):  # BEFORE-run shim
-        return engine.fold(await store.read_events(stream, engine.decode_events))
-    from service.domain.rules.events import decode_event
-
-    return engine.fold(decode_event(r.data) for r in await store.read_stream(stream))
+    return engine.fold(await store.read_events(stream, decode_events))
 
 
 # The rows the store reads for a stream, every column, as records: the baseline does nothing else.
@@ -467,10 +467,8 @@ class RawHttp:
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
-            try:
+            with contextlib.suppress(ConnectionError, OSError):
                 await self.writer.wait_closed()
-            except (ConnectionError, OSError):
-                pass
         self.reader = self.writer = None
 
 
@@ -543,7 +541,9 @@ class Load:
         return self.ops / self.seconds if self.seconds else 0.0
 
 
-async def timed(workers: list[Callable[[Load, list[float]], Awaitable[None]]], seconds: float) -> Load:
+async def timed(
+    workers: list[Callable[[Load, list[float]], Awaitable[None]]], seconds: float
+) -> Load:
     load = Load()
     stop_at = [time.perf_counter() + seconds]
     t0 = time.perf_counter()
@@ -633,33 +633,21 @@ async def bench_http(service: Server, minimal: Server, settings: Settings) -> di
         k: {"ratio": [], "moves": [], "inserts": [], "lat_moves": [], "lat_inserts": []}
         for k in CONCURRENCY
     }
-    cpu: dict[str, float] = Counter()
+    cpu: defaultdict[str, float] = defaultdict(float)
     errors: Counter[str] = Counter()
     for r in range(settings.rounds):
         for k in CONCURRENCY:
             say(f"round {r + 1}/{settings.rounds}: {k} clients…")
 
-            async def moves() -> Load:
-                return await timed([s.play for s in solos[:k]], settings.http_seconds)
-
-            async def baseline() -> Load:
-                return await timed(
-                    [
-                        (lambda load, stop, h=h: insert_worker(h, load, stop))  # type: ignore[misc]
-                        for h in inserts[:k]
-                    ],
-                    settings.http_seconds,
-                )
-
-            pair: list[tuple[str, Callable[[], Awaitable[Load]]]] = [
-                ("moves", moves),
-                ("inserts", baseline),
+            pair: list[tuple[str, list[Callable[[Load, list[float]], Awaitable[None]]]]] = [
+                ("moves", [s.play for s in solos[:k]]),
+                ("inserts", [partial(insert_worker, h) for h in inserts[:k]]),
             ]
             got: dict[str, Load] = {}
-            for name, run in pair if (r + k) % 2 == 0 else pair[::-1]:
+            for name, workers in pair if (r + k) % 2 == 0 else pair[::-1]:
                 pid = service.process.pid if name == "moves" else minimal.process.pid
                 server0, client0 = cpu_seconds(pid), time.process_time()
-                got[name] = await run()
+                got[name] = await timed(workers, settings.http_seconds)
                 cpu[f"{name}_server"] += cpu_seconds(pid) - server0
                 cpu[f"{name}_client"] += time.process_time() - client0
                 cpu[f"{name}_wall"] += got[name].seconds
@@ -788,8 +776,7 @@ async def race(ports: list[int], seconds: float, seed: int) -> dict[str, Any]:
 
 async def bench_race(one: Server, two: Server, settings: Settings) -> dict[str, Any]:
     runs: dict[str, dict[str, list[Any]]] = {
-        name: {"moves": [], "lat": [], "conflicts": [], "outcomes": []}
-        for name in ("one", "two")
+        name: {"moves": [], "lat": [], "conflicts": [], "outcomes": []} for name in ("one", "two")
     }
     for r in range(settings.rounds):
         pair = [("one", [one.port]), ("two", [one.port, two.port])]
