@@ -201,7 +201,7 @@ class _Heads:
     """The last known (version, hash) of recently used streams. A stored event is immutable, so
     an entry is a fact; it is only ever out of date, and the append checks it anyway."""
 
-    def __init__(self, capacity: int = 50_000) -> None:
+    def __init__(self, capacity: int = 20_000) -> None:
         self.capacity = capacity
         self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
 
@@ -416,7 +416,10 @@ class EventStore:
             name, _, actual = detail.partition("\t")
             expected = next(a.expected_version for a in appends if a.stream == name)
             raise ConcurrencyConflict(name, expected, int(actual)) from None
-        if isinstance(exc, asyncpg.UniqueViolationError):
+        if isinstance(exc, asyncpg.UniqueViolationError) and exc.constraint_name in (
+            _EVENTS_UNIQUE,
+            _COMMANDS_PKEY,
+        ):
             # A writer raced us past the checks and committed first. The statement was rolled
             # back; look the facts up on the same connection (a second one from the pool could
             # deadlock a saturated pool).

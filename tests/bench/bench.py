@@ -64,7 +64,7 @@ from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
 from service.domain.rules.commands import Command, ConfirmPick, StartGame
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_events, encode_event, event_type
-from service.domain.rules.simulate import bee_seats, shuffled_deck
+from service.domain.rules.simulate import bee_seats, heuristic_vs_random, shuffled_deck
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.events import EventStore, NewEvent, StreamAppend
 from service.store.migrate import migrate
@@ -623,7 +623,9 @@ async def insert_worker(http: RawHttp, load: Load, stop_at: list[float]) -> None
         load.ops += 1
 
 
-async def bench_http(service: Server, minimal: Server, settings: Settings) -> dict[str, Any]:
+async def bench_http(
+    service: Server, minimal: Server, settings: Settings, profile_to: Path | None = None
+) -> dict[str, Any]:
     say(f"setting up {max(CONCURRENCY)} solo tables…")
     solos = [SoloClient(RawHttp(service.port)) for _ in range(max(CONCURRENCY))]
     for i in range(0, len(solos), 8):
@@ -658,6 +660,31 @@ async def bench_http(service: Server, minimal: Server, settings: Settings) -> di
             entry["ratio"].append(got["moves"].per_s / got["inserts"].per_s)
             entry["lat_moves"] += got["moves"].latencies
             entry["lat_inserts"] += got["inserts"].latencies
+    profile: dict[str, Any] | None = None
+    if profile_to is not None:  # one more 8-client slice, sampled (not part of the ratios)
+        say("profiling submitMove at 8 clients…")
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("py-spy")),
+                "record",
+                "--pid",
+                str(service.process.pid),
+                "--duration",
+                str(int(settings.http_seconds * 2)),
+                "--rate",
+                "200",
+                "--format",
+                "raw",
+                "--output",
+                str(profile_to),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        await timed([s.play for s in solos[:8]], settings.http_seconds * 2)
+        spy.wait(timeout=30)
+        profile = loadgen.summarise_profile(profile_to) if profile_to.exists() else None
     for http in [s.http for s in solos] + inserts:
         await http.close()
     by_round_scaling = [
@@ -678,6 +705,7 @@ async def bench_http(service: Server, minimal: Server, settings: Settings) -> di
         "scaling_32_to_1": spread(by_round_scaling),
         "cpu_s": {k: round(v, 1) for k, v in cpu.items()},
         "errors": dict(errors),
+        "profile": profile,
     }
 
 
@@ -832,7 +860,12 @@ async def bench_database(url: str, settings: Settings, args: Any, results: dict[
     servers = [service, second, minimal]
     try:
         await asyncio.gather(*(s.wait_healthy() for s in servers))
-        results["http"] = await bench_http(service, minimal, settings)
+        profile_to = (
+            Path(tempfile.mkdtemp(prefix="swarm-profile-")) / "submit-move.txt"
+            if args.profile
+            else None
+        )
+        results["http"] = await bench_http(service, minimal, settings, profile_to)
         results["race"] = await bench_race(service, second, settings)
         if args.clock_games:
             results["clock"] = []
@@ -877,6 +910,11 @@ def print_table(results: dict[str, Any]) -> None:
             f"engine {e['engine_games_per_s']['median']:.0f}/s, "
             f"plain {e['plain_games_per_s']['median']:.0f}/s, {e['events_per_game']} events"
         )
+    b = results["bees_vs_random"]
+    print(
+        f"    a bee player vs three random ones, {b['games']} games: {b['bee_stings']:.1f} stings "
+        f"a game against {b['random_stings']:.1f}"
+    )
     rb = results["rebuild"]
     print(
         f"  cold rebuild ÷ bare SELECT     {_fmt(rb['ratio'], 3)}   "
@@ -900,6 +938,9 @@ def print_table(results: dict[str, Any]) -> None:
         f"{cpu.get('inserts_server', 0)} client {cpu.get('inserts_client', 0)} of "
         f"{cpu.get('inserts_wall', 0)} s wall; errors {h['errors'] or 0}"
     )
+    if h.get("profile"):
+        top = ", ".join(f"{f} {pct}%" for f, pct in h["profile"]["self_pct"][:8])
+        print(f"    profile of the service at 8 clients (self time): {top}")
     print("  8 people racing on one game")
     for name, r in results["race"].items():
         print(
@@ -930,6 +971,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", help="also online runs of N concurrent games, e.g. 1,10,100")
     parser.add_argument("--clock-games", help="also clock runs of N idle timed games, e.g. 20")
     parser.add_argument("--seconds", type=float, default=20.0, help="window of each online run")
+    parser.add_argument(
+        "--profile", action="store_true", help="py-spy the service in an extra 8-client slice"
+    )
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
     if args.rounds:
@@ -950,6 +994,8 @@ def main(argv: list[str] | None = None) -> int:
         migrate(url)
         say("engine ÷ plain loop…")
         results["engine"] = bench_engine(settings)
+        bee, rand = heuristic_vs_random(4, 300)  # the README's figure
+        results["bees_vs_random"] = {"games": 300, "bee_stings": bee, "random_stings": rand}
         asyncio.run(bench_database(url, settings, args, results))
     finally:
         drop_database(server_url, name)
