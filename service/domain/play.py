@@ -8,7 +8,7 @@ import msgspec
 
 from service.domain.rules.bees import bee_commands
 from service.domain.rules.commands import Command
-from service.domain.rules.engine import GameState, decide, evolve
+from service.domain.rules.engine import GameState, decide_and_evolve
 from service.domain.rules.events import Event
 
 
@@ -18,9 +18,8 @@ def play(state: GameState, command: Command) -> tuple[GameState, list[Event]]:
 
     def apply(cmd: Command) -> None:
         nonlocal state
-        for event in decide(cmd, state):
-            events.append(event)
-            state = evolve(state, event)
+        state, decided = decide_and_evolve(cmd, state)
+        events.extend(decided)
 
     apply(command)
     while picks := bee_commands(state):
