@@ -82,6 +82,18 @@ begin
             head := null;
         end if;
         if actual <> p_expected[i] then
+            if p_cmd_id is not null then
+                -- Only on this slow path: a copy of this command that committed since the check
+                -- above may be what moved the stream on (each statement here sees the latest
+                -- commits).
+                select c.version into done
+                  from processed_commands c
+                 where c.stream = p_cmd_stream and c.command_id = p_cmd_id;
+                if found then
+                    raise exception 'command already processed'
+                        using errcode = 'SWDUP', detail = done::text;
+                end if;
+            end if;
             raise exception 'stream is not at the expected version'
                 using errcode = 'SWCON', detail = p_streams[i] || E'\t' || actual::text;
         end if;
