@@ -6,7 +6,7 @@ function per append):
 
 * **No global lock.** Appends to different streams run side by side. ``unique (stream,
   version)`` is the optimistic-concurrency guarantee; the version check in ``append_events``
-  (migration 0008) gives the precise error first, and a writer racing past that check meets
+  (migration 0009) gives the precise error first, and a writer racing past that check meets
   the unique index, which is mapped to the same error.
 * **One round trip per append.** ``append_events`` runs, in one statement: the idempotency check
   (``processed_commands``), each stream's version and head check, the inserts, the processed
@@ -67,13 +67,13 @@ else:
 T = TypeVar("T")
 
 # LISTEN/NOTIFY channel: each append notifies the names of the streams it wrote to (see
-# service/store/wakeups.py; the name is fixed in migration 0008's append_events).
+# service/store/wakeups.py; the name is fixed in migration 0009's append_events).
 WAKEUP_CHANNEL = "swarm_events"
 
 _EVENTS_UNIQUE = "events_stream_version_key"
 _COMMANDS_PKEY = "processed_commands_pkey"
 
-# SQLSTATEs raised by append_events (migrations/0008_append_without_a_global_lock.sql).
+# SQLSTATEs raised by append_events (migrations/0009_append_without_a_global_lock.sql).
 _DUPLICATE, _CONFLICT, _HEAD_MOVED = "SWDUP", "SWCON", "SWHED"
 
 

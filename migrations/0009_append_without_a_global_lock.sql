@@ -1,4 +1,4 @@
--- 0008: appends without a global lock, in one round trip (service/store/events.py).
+-- 0009: appends without a global lock, in one round trip (service/store/events.py).
 --
 -- Until now every append took one advisory lock for the whole log so that `position` committed
 -- in order for a reader of the whole log. Appends now run side by side; a reader of the whole
@@ -26,7 +26,7 @@ alter table events add column txid xid8 not null default '0';
 alter table events alter column txid set default pg_current_xact_id();
 
 comment on column events.txid is
-    'The writing transaction (pg_current_xact_id()); 0 before 0008. read_all reads behind the '
+    'The writing transaction (pg_current_xact_id()); 0 before 0009. read_all reads behind the '
     'horizon pg_snapshot_xmin(pg_current_snapshot()) in (txid, position) order.';
 
 create index events_txid_position on events (txid, position);
