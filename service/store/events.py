@@ -14,7 +14,8 @@ function per append):
   commit, see ``service/store/wakeups.py``). Statements that must commit with the events
   (``also=``: projection rows, timers) are folded into the same statement as data-modifying
   CTEs, so they are still one round trip and one transaction; a refused append raises inside the
-  function, which undoes them too.
+  function, which undoes them too. (A statement that cannot be a CTE, one with its own WITH,
+  sends the append and the statements in a transaction instead: more round trips.)
 * **The hash chain cannot fork.** Every event carries ``hash``, SHA-256 chained to the previous
   event of its stream (``service/domain/chain.py``). It is computed here, in Python (the
   canonical JSON is Python's ``json.dumps``, which SQL cannot reproduce), from the head hash of
@@ -174,6 +175,7 @@ _HORIZON = "txid < pg_snapshot_xmin(pg_current_snapshot())"
 _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = "{}"
 _PARAM = re.compile(r"\$(\d+)")
+_FOLDABLE = re.compile(r"(?is)^\s*(insert|update|delete)\b")
 
 
 def _jsonb_number(text: str) -> int | float:
@@ -249,7 +251,7 @@ def _with_also(also: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list[Any
     offset = _APPEND_PARAMS
     for i, (sql, params) in enumerate(also):
         body = sql.strip().rstrip(";")
-        if not re.match(r"(?is)^(insert|update|delete)\b", body):
+        if not _FOLDABLE.match(body):
             raise ValueError(f"also= statements must be INSERT, UPDATE or DELETE: {sql!r}")
         numbers = [int(n) for n in _PARAM.findall(body)]
         if numbers and max(numbers) != len(params):
@@ -282,9 +284,11 @@ class EventStore:
         (carrying the version it produced) and nothing is written; otherwise it is recorded with
         the stream's version after this append. The check is part of the append (one round
         trip), so callers need not look the command up first. ``metadata`` is stored on every
-        event. ``also``: further ``(sql, args)`` INSERT/UPDATE/DELETE statements committed with
-        the events, in the same round trip, for projections that must never lag behind them
-        (the lobby, wallets, timers). Each must touch a row at most once per append.
+        event. ``also``: further ``(sql, args)`` statements committed with the events, for
+        projections that must never lag behind them (the lobby, wallets, timers). Plain
+        INSERT/UPDATE/DELETE statements ride in the same round trip (each must touch a row at
+        most once per append); if any is of another kind (e.g. with its own WITH), all run in
+        one transaction after the append instead, one round trip each, plus BEGIN and COMMIT.
         """
         streams = [a.stream for a in appends]
         if len(set(streams)) != len(streams):
@@ -318,7 +322,11 @@ class EventStore:
         meta_text = (
             msgspec.json.encode(dict(metadata)).decode("utf-8") if metadata else _EMPTY_METADATA
         )
-        sql, also_args = _with_also(also) if also else (_APPEND, [])
+        # Plain INSERT/UPDATE/DELETE statements ride in the append's statement; any other kind
+        # (one with its own WITH, say) runs after it in one transaction: more round trips.
+        folded = all(_FOLDABLE.match(sql) for sql, _ in also)
+        sql, also_args = _with_also(also) if also and folded else (_APPEND, [])
+        separate = () if folded else also
         cmd_stream, cmd_id = command or (None, None)
 
         async with self._pool.acquire() as conn:
@@ -340,7 +348,13 @@ class EventStore:
                     *also_args,
                 ]
                 try:
-                    rows = await conn.fetch(sql, *args)
+                    if separate:
+                        async with conn.transaction():
+                            rows = await conn.fetch(sql, *args)
+                            for statement, params in separate:
+                                await conn.execute(statement, *params)
+                    else:
+                        rows = await conn.fetch(sql, *args)
                 except asyncpg.PostgresError as exc:
                     if exc.sqlstate == _HEAD_MOVED:
                         # Our head hash was not the stored one (cannot happen with the cache

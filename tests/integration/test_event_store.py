@@ -474,6 +474,13 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
     game = str(uuid.uuid4())
     deadline = datetime(2030, 1, 1, tzinfo=UTC)
     timer = ("insert into timers (game_id, deadline) values ($1, $2)", (game, deadline))
+
+    def timer_for(game_id: str) -> tuple[str, tuple[object, ...]]:
+        return (
+            "insert into timers (game_id, deadline) values ($1, $2)",
+            (game_id, deadline.replace(year=2032)),
+        )
+
     other = (
         "insert into timers (game_id, deadline) values ($1, $2)",
         (game, deadline.replace(year=2031)),
@@ -501,8 +508,19 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
     with pytest.raises(asyncpg.UniqueViolationError):
         await event_store.append(StreamAppend(stream, 2, [event()]), also=[timer])
     assert await event_store.stream_version(stream) == 2
-    with pytest.raises(ValueError, match="INSERT, UPDATE or DELETE"):
-        await event_store.append(StreamAppend(stream, 2, [event()]), also=[("select 1", ())])
+    # A statement that cannot be a CTE (its own WITH) runs in the same transaction instead.
+    game3 = str(uuid.uuid4())
+    nested = (
+        "with d as (select $2::timestamptz as at) insert into timers (game_id, deadline)"
+        " select $1, at from d",
+        (game3, deadline),
+    )
+    with pytest.raises(ConcurrencyConflict):
+        await event_store.append(StreamAppend(stream, 0, [event()]), also=[nested])
+    assert await pool.fetchval(count, game3) == 0
+    await event_store.append(StreamAppend(stream, 2, [event()]), also=[nested, timer_for(game3)])
+    assert await pool.fetchval(count, game3) == 2
+    assert await event_store.stream_version(stream) == 3
 
 
 async def test_the_app_role_cannot_choose_position_time_or_transaction(pool: Pool) -> None:
