@@ -32,9 +32,9 @@ fmt: $(VENV)/.installed
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
 
-# Benchmarks (docs/benchmarks.md, which says how long each run takes). Full: online runs of 1,
-# 10 and 100 concurrent games and clock runs of 20 and 200 timed games; GAMES=1,10,100,1000
-# adds the 1000-game run.
+# Benchmarks (docs/benchmarks.md): every figure a ratio against a baseline measured in the same
+# run, interleaved, 5 rounds, median and min-max (~4 min). GAMES=1,10,100 adds online runs of
+# that many concurrent games (tests/bench/loadgen.py).
 bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
 	$(PY) -m tests.bench.bees
@@ -43,11 +43,11 @@ bench: $(VENV)/.installed
 bench-bees: $(VENV)/.installed
 	$(PY) -m tests.bench.bees
 
-# A short run for CI: 1 and 10 games, 5 s windows, one clock run.
+# The same figures in 2 rounds of short slices (~1 min).
 bench-quick: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --quick
 
-# As `bench`, with py-spy sampling the service during each online run (pip install py-spy).
+# As `bench`, plus py-spy sampling the service in an extra 8-client submitMove slice.
 bench-profile: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --profile $(if $(GAMES),--games $(GAMES))
 

@@ -324,8 +324,7 @@ CATALOGUE: dict[str, Entry] = {
     ),
     "invalid-name": Entry(
         422,
-        "The name has no visible character, or holds control, format or bidi-override "
-        "characters.",
+        "The name has no visible character, or holds control, format or bidi-override characters.",
         "Send a name of 1 to 40 visible characters.",
     ),
     "too-many-sign-ups": Entry(

@@ -8,7 +8,7 @@ import msgspec
 
 from service.domain.rules.bees import SeedFor, bee_commands
 from service.domain.rules.commands import Command
-from service.domain.rules.engine import GameState, decide, evolve
+from service.domain.rules.engine import GameState, decide_and_evolve
 from service.domain.rules.events import Event
 
 
@@ -23,9 +23,8 @@ def play(
 
     def apply(cmd: Command) -> None:
         nonlocal state
-        for event in decide(cmd, state):
-            events.append(event)
-            state = evolve(state, event)
+        state, decided = decide_and_evolve(cmd, state)
+        events.extend(decided)
 
     apply(command)
     while picks := bee_commands(state, seed_for=seed_for):

@@ -26,6 +26,7 @@ import msgspec
 from service.domain.play import play, seat_of
 from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
+from service.domain.rules.errors import RuleViolation
 from service.domain.views import GameView, game_view
 from service.store.events import DuplicateCommand
 from service.usecases.context import Context, stream
@@ -165,17 +166,23 @@ class Play:
         async def attempt() -> GameState:
             state = await self.repository.game(game_id)
             command = command_for(state)
-            done = await self.ctx.store.command_version(game_stream, command_id)
-            if done is not None:
-                return await repeat(done)
-            new_state, events = play(state, command, await self.repository.bee_seeds(state))
+            try:
+                new_state, events = play(state, command, await self.repository.bee_seeds(state))
+            except RuleViolation:
+                # A repeated move is decided on the state after its first run, where it may
+                # break a rule (a second confirm): answer it as the repeat it is. Looked up only
+                # on this slow path; otherwise the append checks the move id itself.
+                done = await self.ctx.store.command_version(game_stream, command_id)
+                if done is not None:
+                    return await repeat(done)
+                raise
             if not events:
                 return state  # nothing happens (a clock that fired after the game moved on)
             uow = UnitOfWork(self.repository)
             if new_state.phase == "ended":
                 # The table learns in the same transaction, so play again sees it at once.
                 uow = UnitOfWork(self.repository, await self.repository.table(new_state.table_id))
-            uow.game_events(state, events)
+            uow.game_events(state, events, new_state)
             await self.deals.conclude_if_ended(uow, game_id, prepare=True)
             try:
                 await uow.commit(

@@ -13,7 +13,7 @@ from service.domain.play import has_strong_bees
 from service.domain.players import PlayerRecord, player_record
 from service.domain.rules.bees import SeedFor, decision_seeds
 from service.domain.rules.engine import GameState, fold, initial_state
-from service.domain.rules.events import decode_event
+from service.domain.rules.events import decode_events
 from service.domain.tables import TableState, decode_table_event, fold_table
 from service.usecases.context import Context, stream
 from service.usecases.errors import NotFound
@@ -48,19 +48,22 @@ class Repository:
 
     async def game(self, game_id: str) -> GameState:
         state = self.games.get(game_id) or initial_state
-        recorded = await self.ctx.store.read_stream(
-            stream("game", game_id), after_version=state.version
+        events = await self.ctx.store.read_events(
+            stream("game", game_id), decode_events, after_version=state.version
         )
-        if not recorded and state.version == 0:
+        if not events and state.version == 0:
             raise NotFound(f"No game {game_id}.")
-        state = fold((decode_event(r.data) for r in recorded), state)
+        state = fold(events, state)
         self.games.put(game_id, state)
         return state
 
     async def game_at(self, game_id: str, version: int) -> GameState:
         """The game as it was right after `version` (what a repeated command answers with)."""
-        recorded = await self.ctx.store.read_stream(stream("game", game_id), up_to_version=version)
-        return fold(decode_event(r.data) for r in recorded)
+        return fold(
+            await self.ctx.store.read_events(
+                stream("game", game_id), decode_events, up_to_version=version
+            )
+        )
 
     async def table(self, table_id: str) -> TableState:
         recorded = await self.ctx.store.read_stream(stream("table", table_id))

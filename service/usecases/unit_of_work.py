@@ -82,15 +82,20 @@ class UnitOfWork:
 
     # --- games --------------------------------------------------------------------------------
 
-    def game_events(self, before: GameState, events: Sequence[Event]) -> None:
+    def game_events(
+        self, before: GameState, events: Sequence[Event], after: GameState | None = None
+    ) -> None:
         """`events` decided on `before` (the first time a game is named, its version is the one
-        expected at commit; later calls continue from where this unit left it)."""
+        expected at commit; later calls continue from where this unit left it). `after`: the
+        state they lead to, when the caller has it already (`play` folds as it decides), so
+        they are not folded a second time."""
         game_id = before.game_id or _game_id_of(events)
         entry = self._games.get(game_id)
         if entry is None:
             entry = self._games[game_id] = _Stream(before, before.version)
+        fresh = not entry.events and entry.after is before
         entry.events.extend(events)
-        entry.after = fold(events, entry.after)
+        entry.after = after if after is not None and fresh else fold(events, entry.after)
 
     def game_state(self, game_id: str) -> GameState | None:
         entry = self._games.get(game_id)

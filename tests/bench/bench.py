@@ -1,46 +1,70 @@
-"""Benchmarks: ``python -m tests.bench.bench [--quick]`` (``make bench``).
+"""Benchmarks: ``python -m tests.bench.bench [--quick]`` (``make bench``, ``make bench-quick``).
 
-One run measures, against a fresh ``swarm_bench_<random>`` database that is dropped afterwards:
+Every figure is a **ratio against a baseline measured in the same run**, interleaved with it and
+repeated (``--rounds``), reported as the median and the spread (min–max) over the rounds. The
+machine is small and shared, so absolute figures drift from minute to minute; a ratio of two
+things measured seconds apart does not. One run, against a fresh ``swarm_bench_<random>``
+database dropped afterwards:
 
-1. the rules engine alone (whole simulated games per second, bee policy on every seat);
-2. cold rebuilds (read a game's stream from PostgreSQL, decode, fold) per second;
-3. solo moves per second over real HTTP, the service running as a subprocess;
-4. the baseline: bare single-row INSERT commits per second through asyncpg, same database,
-   same concurrency, same duration (run once before and once after the HTTP load).
+1. **engine ÷ plain loop**: whole games per second through the Decider (``decide`` and the
+   resulting state, as the service drives it), ÷ a plain Python loop of the same rules with no
+   events, no commands and no immutable state (``plain_game`` below); 4 and 8 players, random
+   play and the bee policy on every seat (the plain loop then runs the same heuristic on plain
+   sets). The plain loop's bee games are checked to end with the same stings as the engine's.
+2. **cold rebuild ÷ bare SELECT**: load a stored 4-player game (about 100 events) the way the
+   service does, decoded and folded, ÷ a bare ``SELECT`` of the same rows (all columns, as
+   asyncpg records, nothing decoded).
+3. **submitMove ÷ minimal endpoint**: solo moves over HTTP (``POST /games/{id}/moves``, the
+   service as its own process) ÷ a minimal Litestar endpoint doing one INSERT and commit
+   (``tests/bench/minimal.py``, its own process), the same client and concurrency, at 1, 8 and
+   32 concurrent clients; and the service's moves/s at 32 clients ÷ at 1.
+4. **8 people racing on one game**: an 8-seat online table of eight people who all confirm as
+   soon as a turn starts, on one service instance and on two (people alternate between them):
+   moves/s, p99, and how many moves were refused because another was appended first.
 
-The machine is small and noisy, so absolute figures mean little; the ratio of HTTP moves/s to
-INSERT commits/s, both measured in the same run, is the figure to watch. Results are printed as a
-table and written to ``bench-results.json`` in the current directory.
+Optional (``--games 1,10,100``): online runs of many concurrent games with SSE followers
+(``tests/bench/loadgen.py``); ``--clock-games 20``: clock lateness runs.
+
+The HTTP client is a minimal HTTP/1.1 keep-alive client on asyncio streams (``RawHttp``), so the
+client process costs little next to the servers it measures. Results are printed as a table and
+written to ``bench-results.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import math
 import os
 import platform
 import random
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-import asyncpg
-import httpx
+import msgspec
 import psycopg
 
-from service.domain.rules.bees import choose_bee
-from service.domain.rules.engine import GameState, fold
-from service.domain.rules.events import Event, decode_event, encode_event, event_type
-from service.domain.rules.simulate import Policy, bee_seats, play_game
+from service.domain.rules import engine
+from service.domain.rules.bees import bee_commands
+from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
+from service.domain.rules.commands import Command, ConfirmPick, StartGame
+from service.domain.rules.engine import GameState, initial_state
+from service.domain.rules.events import Event, decode_events, encode_event, event_type
+from service.domain.rules.simulate import bee_seats, heuristic_vs_random, shuffled_deck
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.events import EventStore, NewEvent, StreamAppend
 from service.store.migrate import migrate
@@ -49,32 +73,34 @@ from tests.bench import loadgen
 
 RESULTS_FILE = Path("bench-results.json")
 SOLO_PLAYERS = 4  # seats at each HTTP solo table (the caller plus three bees)
+CONCURRENCY = (1, 8, 32)
 
 
 @dataclass(frozen=True)
 class Settings:
-    engine_seconds: float  # per player count
+    rounds: int
+    engine_seconds: float  # each engine / plain-loop slice
     rebuild_games: int
-    rebuild_seconds: float  # minimum; whole passes over the stored games
-    clients: int  # concurrency K for HTTP and the INSERT baseline
-    load_seconds: float  # duration of each HTTP / INSERT run
-    online_games: tuple[int, ...] = (1, 10, 100)  # concurrent online games, one run each
-    online_seconds: float = 20.0  # measured window of each online run
-    clock_games: tuple[int, ...] = (20, 200)  # idle timed games (the clock plays every turn)
+    rebuild_seconds: float  # each rebuild / SELECT slice
+    http_seconds: float  # each submitMove / minimal-endpoint slice
+    race_seconds: float  # each racing slice
 
 
 FULL = Settings(
-    engine_seconds=4.0, rebuild_games=200, rebuild_seconds=3.0, clients=8, load_seconds=15.0
+    rounds=5,
+    engine_seconds=0.6,
+    rebuild_games=200,
+    rebuild_seconds=0.4,
+    http_seconds=4.0,
+    race_seconds=6.0,
 )
 QUICK = Settings(
-    engine_seconds=1.0,
-    rebuild_games=50,
-    rebuild_seconds=1.0,
-    clients=2,
-    load_seconds=4.0,
-    online_games=(1, 10),
-    online_seconds=5.0,
-    clock_games=(10,),
+    rounds=2,
+    engine_seconds=0.3,
+    rebuild_games=40,
+    rebuild_seconds=0.5,
+    http_seconds=2.0,
+    race_seconds=3.0,
 )
 
 
@@ -91,10 +117,16 @@ def percentile(samples: list[float], p: float) -> float:
 
 
 def latency_ms(samples: list[float]) -> dict[str, float]:
+    return {f"p{p}": round(percentile(samples, p) * 1000, 2) for p in (50, 95, 99)}
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """Median and min–max of one figure over the rounds."""
     return {
-        "p50": round(percentile(samples, 50) * 1000, 2),
-        "p95": round(percentile(samples, 95) * 1000, 2),
-        "p99": round(percentile(samples, 99) * 1000, 2),
+        "median": round(statistics.median(values), 4),
+        "min": round(min(values), 4),
+        "max": round(max(values), 4),
+        "rounds": len(values),
     }
 
 
@@ -109,49 +141,204 @@ def say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-# --- 1. rules engine --------------------------------------------------------------------------
+def cpu_seconds(pid: int) -> float:
+    try:
+        return loadgen.cpu_seconds(pid)
+    except OSError:
+        return 0.0
 
 
-def bench_engine(players: int, seconds: float, seed: int = 1) -> dict[str, Any]:
-    rng = random.Random(seed)
+# --- 1. engine ÷ plain loop -------------------------------------------------------------------
+
+
+def _decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, list[Event]]:
+    """The engine as the service drives it: the events and the state after them."""
+    return engine.decide_and_evolve(command, state)
+
+
+def engine_game(
+    players: int, bees: bool, rng: random.Random, order: tuple[int, ...] | None = None
+) -> tuple[GameState, int]:
+    """One game through the Decider; bee seats pick with the bee policy or at random."""
     seats = bee_seats(players)
-    policies: list[Policy] = [choose_bee] * players
-    play_game(seats, policies, rng)  # warm up
+    deal = order or shuffled_deck(players, rng)
+    state, events = _decide_and_evolve(
+        StartGame(game_id="sim", table_id="sim", seats=seats, deck_order=deal), initial_state
+    )
+    count = len(events)
+    while state.phase != "ended":
+        if bees:
+            picks = bee_commands(state)
+        else:
+            picks = [
+                ConfirmPick(seat=s.number, bee=rng.choice(s.hand))
+                for s in state.seats
+                if s.playing and s.confirmed is None
+            ]
+        for pick in picks:
+            state, events = _decide_and_evolve(pick, state)
+            count += len(events)
+    return state, count
+
+
+def _poisson_at_least(k: int, mean: float) -> float:
+    if k <= 0:
+        return 1.0
+    below = sum(math.exp(-mean) * mean**i / math.factorial(i) for i in range(k))
+    return max(0.0, 1.0 - below)
+
+
+def _plain_bee(hand: list[int], stems: list[list[int]], unseen: set[int], players: int) -> int:
+    """The bee heuristic of ``service/domain/rules/bees.py`` on plain lists and sets."""
+    stem_stings = [pile_stings(s) for s in stems]
+    cheapest = min(range(4), key=lambda i: (stem_stings[i], len(stems[i]), i))
+    hand_size = max(len(hand), 1)
+    others = unseen - set(hand)
+    best: tuple[float, int, int] | None = None
+    for bee in hand:
+        target = -1
+        top_best = 0
+        for i, s in enumerate(stems):
+            top = s[-1]
+            if top_best < top < bee:
+                target, top_best = i, top
+        if target < 0:
+            risk = float(stem_stings[cheapest])
+        elif len(stems[target]) >= STEM_CAPACITY:
+            risk = float(stem_stings[target])
+        else:
+            stem = stems[target]
+            gap = sum(1 for b in others if stem[-1] < b < bee)
+            needed = STEM_CAPACITY - len(stem)
+            chance = _poisson_at_least(needed, gap / hand_size)
+            risk = chance * (stem_stings[target] + 1.5 * needed) + 0.001 * gap
+        key = (risk, -stings(bee), bee)
+        if best is None or key < best:
+            best = key
+    assert best is not None
+    return best[2]
+
+
+def plain_game(order: tuple[int, ...], players: int, bees: bool, rng: random.Random) -> list[int]:
+    """The rules as a plain loop: no events, no commands, mutable lists. Returns the stings."""
+    hands = [sorted(order[i * 10 : (i + 1) * 10]) for i in range(players)]
+    stems = [[b] for b in order[players * 10 :]]
+    score = [0] * players
+    unseen = set(deck(players)) - set(order[players * 10 :])
+    for _ in range(10):
+        picks: list[tuple[int, int]] = []
+        for p in range(players):
+            bee = _plain_bee(hands[p], stems, unseen, players) if bees else rng.choice(hands[p])
+            hands[p].remove(bee)
+            picks.append((bee, p))
+        picks.sort()
+        for bee, p in picks:
+            unseen.discard(bee)
+            target = -1
+            top_best = 0
+            for i, s in enumerate(stems):
+                top = s[-1]
+                if top_best < top < bee:
+                    target, top_best = i, top
+            if target < 0:
+                target = min(range(4), key=lambda i: (pile_stings(stems[i]), len(stems[i]), i))
+                score[p] += pile_stings(stems[target])
+                stems[target] = [bee]
+            elif len(stems[target]) >= STEM_CAPACITY:
+                score[p] += pile_stings(stems[target])
+                stems[target] = [bee]
+            else:
+                stems[target].append(bee)
+    return score
+
+
+def check_plain_loop(players: int, games: int = 20) -> None:
+    """The plain loop plays the same rules: bee games end with the same stings."""
+    for seed in range(games):
+        state, _ = engine_game(players, True, random.Random(seed))
+        order = shuffled_deck(players, random.Random(seed))
+        plain = plain_game(order, players, True, random.Random(seed))
+        if plain != [s.stings for s in state.seats]:
+            raise AssertionError(f"plain loop differs from the engine ({players} players, {seed})")
+
+
+def _games_per_s(play: Callable[[], object], seconds: float) -> float:
     games = 0
-    events = 0
     start = time.perf_counter()
     deadline = start + seconds
     while True:
-        state, log = play_game(seats, policies, rng)
-        assert state.phase == "ended"
+        play()
         games += 1
-        events += len(log)
         now = time.perf_counter()
         if now >= deadline:
-            break
-    elapsed = now - start
+            return games / (now - start)
+
+
+def _engine_vs_plain(players: int, bees: bool, settings: Settings) -> dict[str, Any]:
+    rng = random.Random(players)
+    orders = [shuffled_deck(players, rng) for _ in range(64)]  # both play the same deals
+    played = [0, 0]
+
+    def engine_one() -> None:
+        played[0] += 1
+        engine_game(players, bees, rng, orders[played[0] % 64])
+
+    def plain_one() -> None:
+        played[1] += 1
+        plain_game(orders[played[1] % 64], players, bees, rng)
+
+    ratios, engine_rates, plain_rates = [], [], []
+    for r in range(settings.rounds):
+        pair: list[tuple[str, Callable[[], object]]] = [
+            ("engine", engine_one),
+            ("plain", plain_one),
+        ]
+        rates = {
+            name: _games_per_s(fn, settings.engine_seconds)
+            for name, fn in (pair if r % 2 == 0 else pair[::-1])
+        }
+        engine_rates.append(rates["engine"])
+        plain_rates.append(rates["plain"])
+        ratios.append(rates["engine"] / rates["plain"])
+    _, events = engine_game(players, bees, random.Random(0))
     return {
         "players": players,
-        "games": games,
-        "events": events,
-        "seconds": round(elapsed, 3),
-        "games_per_s": round(games / elapsed, 1),
-        "events_per_s": round(events / elapsed, 1),
-        "events_per_game": round(events / games, 1),
+        "play": "bees" if bees else "random",
+        "engine_games_per_s": spread(engine_rates),
+        "plain_games_per_s": spread(plain_rates),
+        "events_per_game": events,
+        "ratio": spread(ratios),
     }
 
 
-# --- 2. cold rebuild --------------------------------------------------------------------------
+def bench_engine(settings: Settings) -> list[dict[str, Any]]:
+    results = []
+    for players in (4, 8):
+        check_plain_loop(players)
+        for bees in (False, True):
+            results.append(_engine_vs_plain(players, bees, settings))
+    return results
+
+
+# --- 2. cold rebuild ÷ bare SELECT ------------------------------------------------------------
 
 
 async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str, GameState]:
-    """Append the events of ``count`` simulated 4-player games; return each stream's final state."""
+    """Append ``count`` simulated 4-player bee games, one append each; return the final states."""
     rng = random.Random(seed)
-    seats = bee_seats(4)
-    policies: list[Policy] = [choose_bee] * 4
     finals: dict[str, GameState] = {}
+    seats = bee_seats(4)
     for _ in range(count):
-        state, log = play_game(seats, policies, rng)
+        state, log = initial_state, []
+        state, events = _decide_and_evolve(
+            StartGame(game_id="sim", table_id="sim", seats=seats, deck_order=shuffled_deck(4, rng)),
+            state,
+        )
+        log += events
+        while state.phase != "ended":
+            for pick in bee_commands(state):
+                state, events = _decide_and_evolve(pick, state)
+                log += events
         stream = f"game-bench-{uuid.uuid4()}"
         await store.append(
             StreamAppend(
@@ -165,86 +352,135 @@ async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str,
     return finals
 
 
-async def rebuild(store: EventStore, stream: str) -> tuple[GameState, int]:
-    recorded = await store.read_stream(stream)
-    events: list[Event] = [decode_event(r.data) for r in recorded]
-    return fold(events), len(events)
+async def rebuild(store: EventStore, stream: str) -> GameState:
+    """A cold load of a game, as the service does it."""
+    return engine.fold(await store.read_events(stream, decode_events))
 
 
-async def bench_rebuild(
-    store: EventStore, finals: dict[str, GameState], seconds: float, concurrency: int
-) -> dict[str, Any]:
+# The rows the store reads for a stream, every column, as records: the baseline does nothing else.
+_BARE_SELECT = (
+    "select position, stream, version, type, data::text, metadata::text, recorded_at, hash"
+    " from events where stream = $1 order by version"
+)
+
+
+async def bench_rebuild(pool: Pool, store: EventStore, settings: Settings) -> dict[str, Any]:
+    say(f"storing {settings.rebuild_games} games…")
+    t0 = time.perf_counter()
+    finals = await store_games(store, settings.rebuild_games)
+    store_s = time.perf_counter() - t0
     streams = list(finals)
-    # Correctness first (untimed): every rebuilt state equals the simulated one.
-    for stream in streams:
-        state, _ = await rebuild(store, stream)
-        if state != finals[stream]:
+    for stream in streams:  # correctness first, untimed
+        if await rebuild(store, stream) != finals[stream]:
             raise AssertionError(f"rebuilt state of {stream} differs from the simulated game")
 
-    games = 0
-    events = 0
-    latencies: list[float] = []
-    start = time.perf_counter()
-    while True:
-        queue = list(streams)
-
-        async def worker(queue: list[str]) -> None:
-            nonlocal games, events
-            while queue:
-                stream = queue.pop()
-                t0 = time.perf_counter()
-                _, n = await rebuild(store, stream)
-                latencies.append(time.perf_counter() - t0)
+    async def rate(one: Callable[[str], Awaitable[object]]) -> float:
+        games = 0
+        start = time.perf_counter()
+        while True:
+            for stream in streams:
+                await one(stream)
                 games += 1
-                events += n
+                now = time.perf_counter()
+                if now - start >= settings.rebuild_seconds:
+                    return games / (now - start)
 
-        await asyncio.gather(*(worker(queue) for _ in range(concurrency)))
-        if time.perf_counter() - start >= seconds:
-            break
-    elapsed = time.perf_counter() - start
+    async def select(stream: str) -> object:
+        return await pool.fetch(_BARE_SELECT, stream)
+
+    async def load(stream: str) -> object:
+        return await rebuild(store, stream)
+
+    ratios, loads, selects = [], [], []
+    say("rebuild ÷ SELECT…")
+    for r in range(settings.rounds * 3):  # short slices, many rounds: the noisiest figure
+        pair = [("rebuild", load), ("select", select)]
+        rates = {name: await rate(fn) for name, fn in (pair if r % 2 == 0 else pair[::-1])}
+        loads.append(rates["rebuild"])
+        selects.append(rates["select"])
+        ratios.append(rates["rebuild"] / rates["select"])
     return {
-        "concurrency": concurrency,
-        "games": games,
-        "seconds": round(elapsed, 3),
-        "games_per_s": round(games / elapsed, 1),
-        "events_per_s": round(events / elapsed, 1),
-        "latency_ms": latency_ms(latencies),
+        "games": len(streams),
+        "store_games_per_s": round(len(streams) / store_s, 1),
+        "rebuild_games_per_s": spread(loads),
+        "select_per_s": spread(selects),
+        "ratio": spread(ratios),
     }
 
 
-# --- 3. HTTP ----------------------------------------------------------------------------------
+# --- HTTP: a minimal keep-alive client ---------------------------------------------------------
 
 
-@dataclass
-class LoadResult:
-    seconds: float = 0.0
-    ops: int = 0
-    latencies: list[float] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    games: int = 0
-    ready: int = 0  # workers done with set-up
+class RawHttp:
+    """One HTTP/1.1 keep-alive connection; JSON in, (status, JSON bytes) out."""
 
-    def summary(self) -> dict[str, Any]:
-        return {
-            "ops": self.ops,
-            "seconds": round(self.seconds, 3),
-            "per_s": round(self.ops / self.seconds, 1) if self.seconds else 0.0,
-            "latency_ms": latency_ms(self.latencies),
-            "errors": len(self.errors),
-            "first_errors": self.errors[:5],
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.token = ""
+
+    async def _connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+        for attempt in range(3):
+            try:
+                return await self._request(method, path, body)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                if attempt == 2:
+                    raise
+                await self.close()
+        raise AssertionError("unreachable")
+
+    async def _request(self, method: str, path: str, body: Any) -> tuple[int, bytes]:
+        if self.writer is None:
+            await self._connect()
+        assert self.reader is not None and self.writer is not None
+        payload = b"" if body is None else msgspec.json.encode(body)
+        auth = f"Authorization: Bearer {self.token}\r\n" if self.token else ""
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+        )
+        self.writer.write(head.encode() + payload)
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        headers = {
+            k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)
         }
+        if headers.get("transfer-encoding") == "chunked":
+            data = b""
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n"))[:-2], 16)
+                chunk = await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+                data += chunk[:-2]
+        else:
+            data = await self.reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection") == "close":
+            await self.close()
+        return status, data
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(ConnectionError, OSError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
 
 
 class Server:
-    """``python -m service run`` as a subprocess, its output in a temporary log file."""
+    """A service process (``python -m service run`` or the minimal endpoint), its output in a
+    temporary log file."""
 
-    def __init__(self, database_url: str) -> None:
+    def __init__(self, database_url: str, module: str = "service", *args: str) -> None:
         self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
-        self.log = Path(tempfile.mkstemp(prefix="swarm-bench-server-", suffix=".log")[1])
-        # The load generator's people move as fast as they can: measure throughput, not the
-        # rate limit (SWARM_RATE_LIMIT, docs/scaling.md), and every guest comes from one
-        # address: no per-address sign-up limits either.
+        self.log = Path(tempfile.mkstemp(prefix=f"swarm-bench-{module}-", suffix=".log")[1])
+        # Throughput is measured, not the rate limit (SWARM_RATE_LIMIT, docs/scaling.md), and
+        # every guest comes from one address: no per-address sign-up limits either.
         env = dict(
             os.environ,
             DATABASE_URL=database_url,
@@ -252,26 +488,28 @@ class Server:
             SWARM_GUESTS_PER_HOUR="0",
             SWARM_ACCOUNTS_PER_HOUR="0",
         )
+        command = [sys.executable, "-m", module, *args, "--port", str(self.port)]
         with self.log.open("wb") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "service", "run", "--port", str(self.port)],
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
+            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
 
-    async def wait_healthy(self, timeout: float = 60.0) -> float:
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def wait_healthy(self, timeout: float = 60.0) -> None:
         start = time.perf_counter()
-        async with httpx.AsyncClient(base_url=self.base_url, timeout=2.0) as client:
-            while time.perf_counter() - start < timeout:
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"server exited early:\n{self.tail()}")
-                try:
-                    if (await client.get("/health")).status_code == 200:
-                        return time.perf_counter() - start
-                except httpx.TransportError:
-                    pass
-                await asyncio.sleep(0.1)
+        while time.perf_counter() - start < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited early:\n{self.tail()}")
+            http = RawHttp(self.port)
+            try:
+                if (await http.request("GET", "/health"))[0] == 200:
+                    return
+            except OSError:
+                pass
+            finally:
+                await http.close()
+            await asyncio.sleep(0.2)
         raise RuntimeError(f"server not healthy after {timeout} s:\n{self.tail()}")
 
     def stop(self) -> int | None:
@@ -284,166 +522,316 @@ class Server:
                 self.process.wait()
         return self.process.returncode
 
-    def cpu_seconds(self) -> float | None:
-        """User + system CPU the server process has used so far (Linux only)."""
-        try:
-            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
     def tail(self, lines: int = 30) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])
 
     def problems(self) -> list[str]:
-        """Log lines that look like errors (tracebacks, ERROR/exception, 5xx)."""
+        """Log lines that look like errors (tracebacks, ERROR/exception, 5xx answers)."""
         found: list[str] = []
         for line in self.log.read_text(encoding="utf-8", errors="replace").splitlines():
             low = line.lower()
-            if (
-                "traceback" in low
-                or "error" in low
-                or "exception" in low
-                or "status_code=5" in low
-                or '" 5' in line
-            ):
+            if "traceback" in low or "error" in low or "exception" in low or '" 5' in line:
                 found.append(line.strip())
         return found
 
 
-def _root_cause(exc: BaseException) -> str:
-    while exc.__cause__ is not None:
-        exc = exc.__cause__
-    return repr(exc)
+@dataclass
+class Load:
+    ops: int = 0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def per_s(self) -> float:
+        return self.ops / self.seconds if self.seconds else 0.0
 
 
-async def _setup_player(client: httpx.AsyncClient) -> dict[str, Any]:
-    """A guest and a solo table; retried a few times on transport errors."""
-    for attempt in range(5):
-        try:
-            guest = await client.post("/guests", json={"name": "Bench"})
-            guest.raise_for_status()
-            client.headers["Authorization"] = f"Bearer {guest.json()['token']}"
-            table = await client.post("/solo-tables", json={"players": SOLO_PLAYERS})
-            table.raise_for_status()
-            body: dict[str, Any] = table.json()
-            return body
-        except httpx.TransportError as exc:
-            say(f"set-up attempt {attempt + 1} failed: {_root_cause(exc)}")
-            await asyncio.sleep(0.5)
-    raise RuntimeError("could not set up a solo table")
-
-
-async def solo_player(
-    base_url: str, start: asyncio.Event, stop_at: list[float], result: LoadResult
-) -> None:
-    async with httpx.AsyncClient(base_url=base_url, timeout=30.0) as client:
-        table = await _setup_player(client)
-        view: dict[str, Any] = table["game"]
-        result.ready += 1
-        await start.wait()
-        while time.perf_counter() < stop_at[0]:
-            game_id = view["game_id"]
-            try:
-                if view["phase"] == "ended":
-                    result.games += 1
-                    again = await client.post(f"/tables/{table['table_id']}/games")
-                    if again.status_code != 201:
-                        result.errors.append(f"playAgain {again.status_code}: {again.text[:200]}")
-                        return
-                    view = again.json()["game"]
-                    continue
-                if view["phase"] == "choosing" and view["choice"] and view["choice"]["yours"]:
-                    move = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
-                elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
-                    move = {"type": "confirm", "bee": view["hand"][0]}
-                else:  # not ours to act (should not happen in solo play): look again
-                    view = (await client.get(f"/games/{game_id}")).json()
-                    continue
-                move["move_id"] = uuid.uuid4().hex
-                t0 = time.perf_counter()
-                response = await client.post(f"/games/{game_id}/moves", json=move)
-                elapsed = time.perf_counter() - t0
-                if response.status_code != 200:
-                    result.errors.append(
-                        f"submitMove {response.status_code}: {response.text[:200]}"
-                    )
-                    view = (await client.get(f"/games/{game_id}")).json()
-                    continue
-                result.latencies.append(elapsed)
-                result.ops += 1
-                view = response.json()
-            except httpx.TransportError as exc:
-                result.errors.append(f"transport: {_root_cause(exc)}")
-                await asyncio.sleep(0.1)
-
-
-async def run_load(
-    workers: Callable[[asyncio.Event, list[float], LoadResult], list[Awaitable[None]]],
-    seconds: float,
-) -> LoadResult:
-    """Start the workers, let them set up, then open the gate for ``seconds``."""
-    result = LoadResult()
-    start = asyncio.Event()
-    stop_at = [float("inf")]
-    tasks = [asyncio.ensure_future(w) for w in workers(start, stop_at, result)]
-    # Let set-up (guest, table, connections) finish before the clock starts.
-    ready_deadline = time.perf_counter() + 60
-    while result.ready < len(tasks) and time.perf_counter() < ready_deadline:
-        if any(t.done() for t in tasks):  # a worker failed during set-up
-            await asyncio.gather(*tasks)
-        await asyncio.sleep(0.05)
+async def timed(
+    workers: list[Callable[[Load, list[float]], Awaitable[None]]], seconds: float
+) -> Load:
+    load = Load()
+    stop_at = [time.perf_counter() + seconds]
     t0 = time.perf_counter()
-    stop_at[0] = t0 + seconds
-    start.set()
-    await asyncio.gather(*tasks)
-    result.seconds = time.perf_counter() - t0
-    return result
+    await asyncio.gather(*(w(load, stop_at) for w in workers))
+    load.seconds = time.perf_counter() - t0
+    return load
 
 
-async def bench_http(base_url: str, clients: int, seconds: float) -> LoadResult:
-    def workers(start: asyncio.Event, stop_at: list[float], result: LoadResult) -> list[Any]:
-        return [solo_player(base_url, start, stop_at, result) for _ in range(clients)]
-
-    return await run_load(workers, seconds)
+# --- 3. submitMove ÷ minimal endpoint ---------------------------------------------------------
 
 
-# --- 4. INSERT baseline -----------------------------------------------------------------------
+@dataclass
+class SoloClient:
+    http: RawHttp
+    table_id: str = ""
+    view: dict[str, Any] = field(default_factory=dict)
 
-# About the size of a typical stored event.
-_PAYLOAD = json.dumps({"type": "pick_confirmed", "seat": 3, "bee": 27, "at": None})
+    async def set_up(self) -> None:
+        for attempt in range(10):
+            status, body = await self.http.request("POST", "/guests", {"name": "Bench"})
+            if status == 201:
+                break
+            await asyncio.sleep(0.2 * (attempt + 1))
+        else:
+            raise RuntimeError(f"createGuest {status}: {body[:200]!r}")
+        self.http.token = msgspec.json.decode(body)["token"]
+        status, body = await self.http.request("POST", "/solo-tables", {"players": SOLO_PLAYERS})
+        if status != 201:
+            raise RuntimeError(f"createSoloTable {status}: {body[:200]!r}")
+        table = msgspec.json.decode(body)
+        self.table_id = table["table_id"]
+        self.view = table["game"]
+
+    async def play(self, load: Load, stop_at: list[float]) -> None:
+        """Moves as fast as the answers come, playing again when a game ends."""
+        while time.perf_counter() < stop_at[0]:
+            view = self.view
+            game_id = view["game_id"]
+            if view["phase"] == "ended":
+                status, body = await self.http.request("POST", f"/tables/{self.table_id}/games")
+                if status != 201:
+                    load.errors[f"playAgain {status}"] += 1
+                    await asyncio.sleep(0.05)
+                    continue
+                self.view = msgspec.json.decode(body)["game"]
+                continue
+            if view["phase"] == "choosing" and view["choice"] and view["choice"]["yours"]:
+                move: dict[str, Any] = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
+            elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+                move = {"type": "confirm", "bee": view["hand"][0]}
+            else:
+                status, body = await self.http.request("GET", f"/games/{game_id}")
+                self.view = msgspec.json.decode(body)
+                continue
+            move["move_id"] = uuid.uuid4().hex
+            t0 = time.perf_counter()
+            status, body = await self.http.request("POST", f"/games/{game_id}/moves", move)
+            if status != 200:
+                load.errors[f"submitMove {status}"] += 1
+                status, body = await self.http.request("GET", f"/games/{game_id}")
+                self.view = msgspec.json.decode(body)
+                continue
+            load.latencies.append(time.perf_counter() - t0)
+            load.ops += 1
+            self.view = msgspec.json.decode(body)
 
 
-async def bench_insert(url: str, clients: int, seconds: float) -> LoadResult:
-    conns: list[asyncpg.Connection[asyncpg.Record]] = [
-        await asyncpg.connect(url) for _ in range(clients)
+async def insert_worker(http: RawHttp, load: Load, stop_at: list[float]) -> None:
+    body = {"type": "pick_confirmed", "seat": 3, "bee": 27, "at": None}
+    while time.perf_counter() < stop_at[0]:
+        t0 = time.perf_counter()
+        status, _ = await http.request("POST", "/insert", body)
+        if status != 200:
+            load.errors[f"insert {status}"] += 1
+            continue
+        load.latencies.append(time.perf_counter() - t0)
+        load.ops += 1
+
+
+async def bench_http(
+    service: Server, minimal: Server, settings: Settings, profile_to: Path | None = None
+) -> dict[str, Any]:
+    say(f"setting up {max(CONCURRENCY)} solo tables…")
+    solos = [SoloClient(RawHttp(service.port)) for _ in range(max(CONCURRENCY))]
+    for i in range(0, len(solos), 8):
+        await asyncio.gather(*(s.set_up() for s in solos[i : i + 8]))
+    inserts = [RawHttp(minimal.port) for _ in range(max(CONCURRENCY))]
+    by_k: dict[int, dict[str, list[Any]]] = {
+        k: {"ratio": [], "moves": [], "inserts": [], "lat_moves": [], "lat_inserts": []}
+        for k in CONCURRENCY
+    }
+    cpu: defaultdict[str, float] = defaultdict(float)
+    errors: Counter[str] = Counter()
+    for r in range(settings.rounds):
+        for k in CONCURRENCY:
+            say(f"round {r + 1}/{settings.rounds}: {k} clients…")
+
+            pair: list[tuple[str, list[Callable[[Load, list[float]], Awaitable[None]]]]] = [
+                ("moves", [s.play for s in solos[:k]]),
+                ("inserts", [partial(insert_worker, h) for h in inserts[:k]]),
+            ]
+            got: dict[str, Load] = {}
+            for name, workers in pair if (r + k) % 2 == 0 else pair[::-1]:
+                pid = service.process.pid if name == "moves" else minimal.process.pid
+                server0, client0 = cpu_seconds(pid), time.process_time()
+                got[name] = await timed(workers, settings.http_seconds)
+                cpu[f"{name}_server"] += cpu_seconds(pid) - server0
+                cpu[f"{name}_client"] += time.process_time() - client0
+                cpu[f"{name}_wall"] += got[name].seconds
+                errors.update(got[name].errors)
+            entry = by_k[k]
+            entry["moves"].append(got["moves"].per_s)
+            entry["inserts"].append(got["inserts"].per_s)
+            entry["ratio"].append(got["moves"].per_s / got["inserts"].per_s)
+            entry["lat_moves"] += got["moves"].latencies
+            entry["lat_inserts"] += got["inserts"].latencies
+    profile: dict[str, Any] | None = None
+    if profile_to is not None:  # one more 8-client slice, sampled (not part of the ratios)
+        say("profiling submitMove at 8 clients…")
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).with_name("py-spy")),
+                "record",
+                "--pid",
+                str(service.process.pid),
+                "--duration",
+                str(int(settings.http_seconds * 2)),
+                "--rate",
+                "200",
+                "--format",
+                "raw",
+                "--output",
+                str(profile_to),
+                "--nonblocking",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        await timed([s.play for s in solos[:8]], settings.http_seconds * 2)
+        spy.wait(timeout=30)
+        profile = loadgen.summarise_profile(profile_to) if profile_to.exists() else None
+    for http in [s.http for s in solos] + inserts:
+        await http.close()
+    by_round_scaling = [
+        m32 / m1 for m1, m32 in zip(by_k[1]["moves"], by_k[max(CONCURRENCY)]["moves"], strict=True)
     ]
-    try:
+    return {
+        "by_clients": [
+            {
+                "clients": k,
+                "moves_per_s": spread(by_k[k]["moves"]),
+                "inserts_per_s": spread(by_k[k]["inserts"]),
+                "ratio": spread(by_k[k]["ratio"]),
+                "moves_ms": latency_ms(by_k[k]["lat_moves"]),
+                "inserts_ms": latency_ms(by_k[k]["lat_inserts"]),
+            }
+            for k in CONCURRENCY
+        ],
+        "scaling_32_to_1": spread(by_round_scaling),
+        "cpu_s": {k: round(v, 1) for k, v in cpu.items()},
+        "errors": dict(errors),
+        "profile": profile,
+    }
 
-        async def one(
-            conn: asyncpg.Connection[asyncpg.Record],
-            start: asyncio.Event,
-            stop_at: list[float],
-            result: LoadResult,
-        ) -> None:
-            result.ready += 1
-            await start.wait()
-            while time.perf_counter() < stop_at[0]:
-                t0 = time.perf_counter()
-                await conn.execute(
-                    "insert into bench_insert (payload) values ($1::jsonb)", _PAYLOAD
-                )
-                result.latencies.append(time.perf_counter() - t0)
-                result.ops += 1
 
-        def workers(start: asyncio.Event, stop_at: list[float], result: LoadResult) -> list[Any]:
-            return [one(c, start, stop_at, result) for c in conns]
+# --- 4. eight people racing on one game -------------------------------------------------------
 
-        return await run_load(workers, seconds)
-    finally:
-        for conn in conns:
-            await conn.close()
+
+async def _json(http: RawHttp, method: str, path: str, body: Any = None, ok: int = 200) -> Any:
+    for attempt in range(10):
+        status, data = await http.request(method, path, body)
+        if status == ok:
+            return msgspec.json.decode(data)
+        if status in (429, 503) or (status == 409 and b"concurrent-change" in data):
+            await asyncio.sleep(0.05 * (attempt + 1))
+            continue
+        raise RuntimeError(f"{method} {path} -> {status} {data[:200]!r}")
+    raise RuntimeError(f"{method} {path}: gave up")
+
+
+async def race(ports: list[int], seconds: float, seed: int) -> dict[str, Any]:
+    """Eight people at an 8-seat online table, person i on instance ``i % len(ports)``; each
+    confirms a random bee the moment it sees a turn start (polling its view every 5 ms)."""
+    rng = random.Random(seed)
+    people = [RawHttp(ports[i % len(ports)]) for i in range(8)]
+    for i, http in enumerate(people):
+        guest = await _json(http, "POST", "/guests", {"name": f"Racer {i + 1}"}, ok=201)
+        http.token = guest["token"]
+    table = await _json(
+        people[0],
+        "POST",
+        "/tables",
+        {"seats": 8, "stake": 0, "turn_seconds": 60, "choice_seconds": 60},
+        ok=201,
+    )
+    table_id = table["table_id"]
+    joined: dict[str, Any] = {}
+    for http in people[1:]:
+        joined = await _json(http, "POST", f"/tables/{table_id}/seats")
+    game = [joined["game"]["game_id"]]
+    load = Load()
+    outcomes: Counter[str] = Counter()
+    games = [0]
+
+    async def person(i: int, stop_at: list[float]) -> None:
+        http = people[i]
+        while time.perf_counter() < stop_at[0]:
+            game_id = game[0]
+            status, data = await http.request("GET", f"/games/{game_id}")
+            if status != 200:
+                outcomes[f"getGame {status}"] += 1
+                await asyncio.sleep(0.01)
+                continue
+            view = msgspec.json.decode(data)
+            if view["phase"] == "ended":
+                if i == 0 and game[0] == game_id:
+                    again = await _json(http, "POST", f"/tables/{table_id}/games", ok=201)
+                    game[0] = again["game"]["game_id"]
+                    games[0] += 1
+                else:
+                    await asyncio.sleep(0.005)
+                continue
+            if view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+                move: dict[str, Any] = {"type": "confirm", "bee": rng.choice(view["hand"])}
+            elif view["phase"] == "choosing" and view["choice"] and view["choice"]["yours"]:
+                move = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
+            else:
+                await asyncio.sleep(0.005)
+                continue
+            move["move_id"] = uuid.uuid4().hex
+            t0 = time.perf_counter()
+            status, data = await http.request("POST", f"/games/{game_id}/moves", move)
+            elapsed = time.perf_counter() - t0
+            if status == 200:
+                load.ops += 1
+                load.latencies.append(elapsed)
+                outcomes["2xx"] += 1
+            else:
+                code = msgspec.json.decode(data).get("code", "") if data else ""
+                outcomes[f"{status} {code}"] += 1
+
+    t0 = time.perf_counter()
+    stop_at = [t0 + seconds]
+    await asyncio.gather(*(person(i, stop_at) for i in range(8)))
+    load.seconds = time.perf_counter() - t0
+    for http in people:  # leaving ends the game, so no clock keeps running after the slice
+        await http.request("POST", f"/tables/{table_id}/leave")
+        await http.close()
+    return {
+        "moves_per_s": load.per_s,
+        "moves": load.ops,
+        "latencies": load.latencies,
+        "conflicts": sum(n for k, n in outcomes.items() if k.startswith("409")),
+        "outcomes": dict(outcomes),
+        "games": games[0],
+    }
+
+
+async def bench_race(one: Server, two: Server, settings: Settings) -> dict[str, Any]:
+    runs: dict[str, dict[str, list[Any]]] = {
+        name: {"moves": [], "lat": [], "conflicts": [], "outcomes": []} for name in ("one", "two")
+    }
+    for r in range(settings.rounds):
+        pair = [("one", [one.port]), ("two", [one.port, two.port])]
+        for name, ports in pair if r % 2 == 0 else pair[::-1]:
+            say(f"round {r + 1}/{settings.rounds}: 8 people racing on {name} instance(s)…")
+            got = await race(ports, settings.race_seconds, seed=r)
+            runs[name]["moves"].append(got["moves_per_s"])
+            runs[name]["lat"] += got["latencies"]
+            runs[name]["conflicts"].append(got["conflicts"])
+            runs[name]["outcomes"].append(got["outcomes"])
+    return {
+        name: {
+            "moves_per_s": spread(v["moves"]),
+            "moves_ms": latency_ms(v["lat"]),
+            "moves": len(v["lat"]),
+            "conflicts": sum(v["conflicts"]),
+            "outcomes": sum((Counter(o) for o in v["outcomes"]), Counter()),
+        }
+        for name, v in runs.items()
+    }
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -465,235 +853,140 @@ def machine(url: str) -> dict[str, Any]:
     }
 
 
-async def bench_database(
-    url: str, settings: Settings, results: dict[str, Any], profile_dir: Path | None = None
-) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("create table bench_insert (id bigserial primary key, payload jsonb)")
-
-    pool: Pool = await open_pool(url, min_size=1, max_size=max(2, settings.clients))
+async def bench_database(url: str, settings: Settings, args: Any, results: dict[str, Any]) -> None:
+    pool: Pool = await open_pool(url, min_size=1, max_size=4)
     try:
-        store = EventStore(pool)
-        say(f"storing {settings.rebuild_games} games…")
-        t0 = time.perf_counter()
-        finals = await store_games(store, settings.rebuild_games)
-        store_s = time.perf_counter() - t0
-        results["store"] = {
-            "games": len(finals),
-            "seconds": round(store_s, 3),
-            "appends_per_s": round(len(finals) / store_s, 1),
-        }
-        say("rebuilding…")
-        results["rebuild"] = [
-            await bench_rebuild(store, finals, settings.rebuild_seconds, 1),
-            await bench_rebuild(store, finals, settings.rebuild_seconds, settings.clients),
-        ]
+        results["rebuild"] = await bench_rebuild(pool, EventStore(pool), settings)
     finally:
         await pool.close()
 
-    say("starting the service…")
-    server = Server(url)
+    say("starting two service instances and the minimal endpoint…")
+    service = Server(url, "service", "run")
+    second = Server(url, "service", "run")
+    minimal = Server(url, "tests.bench.minimal")
+    servers = [service, second, minimal]
     try:
-        startup = await server.wait_healthy()
-        results["server_startup_s"] = round(startup, 2)
-        say(f"INSERT baseline ({settings.clients} clients, {settings.load_seconds} s)…")
-        before = await bench_insert(url, settings.clients, settings.load_seconds)
-        say(f"HTTP solo moves ({settings.clients} clients, {settings.load_seconds} s)…")
-        server_cpu0, client_cpu0 = server.cpu_seconds(), time.process_time()
-        http = await bench_http(server.base_url, settings.clients, settings.load_seconds)
-        server_cpu1, client_cpu1 = server.cpu_seconds(), time.process_time()
-        say("INSERT baseline again…")
-        after = await bench_insert(url, settings.clients, settings.load_seconds)
-        # The clock runs first: games left over by a saturated online run would disturb them.
-        results["clock"] = []
-        for games in settings.clock_games:
-            say(f"clock: {games} idle games with 1 s turns…")
-            results["clock"].append(await loadgen.clock_run(server.base_url, url, games))
-        online = []
-        for games in settings.online_games:
-            say(f"online: {games} concurrent games, {settings.online_seconds} s…")
-            raw = profile_dir / f"profile-{games}.txt" if profile_dir and games > 1 else None
-            run = await loadgen.online_run(
-                server.base_url,
-                server.process.pid,
-                games,
-                settings.online_seconds,
-                profile=raw,
-            )
-            if raw is not None and raw.exists():
-                run["profile"] = loadgen.summarise_profile(raw)
-            online.append(run)
-        results["online"] = online
-        say("audit of an 8-seat export…")
-        results["audit"] = await loadgen.audit_run(server.base_url)
+        await asyncio.gather(*(s.wait_healthy() for s in servers))
+        profile_to = (
+            Path(tempfile.mkdtemp(prefix="swarm-profile-")) / "submit-move.txt"
+            if args.profile
+            else None
+        )
+        results["http"] = await bench_http(service, minimal, settings, profile_to)
+        results["race"] = await bench_race(service, second, settings)
+        if args.clock_games:
+            results["clock"] = []
+            for games in args.clock_games:
+                say(f"clock: {games} idle games with 1 s turns…")
+                results["clock"].append(await loadgen.clock_run(service.base_url, url, games))
+        if args.games:
+            results["online"] = []
+            for games in args.games:
+                say(f"online: {games} concurrent games, {args.seconds} s…")
+                results["online"].append(
+                    await loadgen.online_run(
+                        service.base_url, service.process.pid, games, args.seconds
+                    )
+                )
     finally:
-        code = server.stop()
-    insert_rate = (before.ops + after.ops) / (before.seconds + after.seconds)
-    http_summary = http.summary()
-    http_summary["games_finished"] = http.games
-    # Where the 2 cores went during the HTTP run (set-up included): the load generator shares
-    # the machine with the server and PostgreSQL.
-    if server_cpu0 is not None and server_cpu1 is not None:
-        http_summary["server_cpu_s"] = round(server_cpu1 - server_cpu0, 2)
-    http_summary["client_cpu_s"] = round(client_cpu1 - client_cpu0, 2)
-    results["http"] = http_summary
-    results["insert"] = {
-        "before": before.summary(),
-        "after": after.summary(),
-        "mean_per_s": round(insert_rate, 1),
-        "latency_ms": latency_ms(before.latencies + after.latencies),
-    }
-    results["ratio_http_moves_to_insert_commits"] = round(
-        (http.ops / http.seconds) / insert_rate, 4
-    )
-    for run in results.get("online", []):
-        run["fraction_of_insert_commits"] = round(run["moves_per_s"] / insert_rate, 4)
-    problems = server.problems()
-    # uvicorn shuts down gracefully on SIGTERM, then re-raises it: -15 is a clean stop.
-    clean = code in (0, -signal.SIGTERM) and "Finished server process" in server.tail(5)
-    results["server"] = {
-        "exit_code": code,
-        "clean_shutdown": clean,
-        "log_problem_lines": len(problems),
-        "first_problems": problems[:10],
-        "log": str(server.log) if problems or not clean else None,
-    }
-    if not problems and clean:
-        server.log.unlink(missing_ok=True)
+        codes = [s.stop() for s in servers]
+    problems = [p for s in servers for p in s.problems()]
+    results["servers"] = {"exit_codes": codes, "log_problem_lines": problems[:10]}
+    if not problems:
+        for s in servers:
+            s.log.unlink(missing_ok=True)
+
+
+def _fmt(s: dict[str, float], digits: int = 2) -> str:
+    return f"{s['median']:.{digits}f} [{s['min']:.{digits}f}–{s['max']:.{digits}f}]"
 
 
 def print_table(results: dict[str, Any]) -> None:
     m = results["machine"]
-    settings = results["settings"]
     print()
     print(
         f"Machine: {m['cores']} cores, Python {m['python']}, PostgreSQL {m['postgresql']} "
-        f"({', '.join(f'{k}={v}' for k, v in m['postgresql_settings'].items())})"
+        f"({', '.join(f'{k}={v}' for k, v in m['postgresql_settings'].items())}); "
+        f"{results['settings']['rounds']} interleaved rounds, median [min–max]"
     )
-    print(f"Mode: {'quick' if settings['quick'] else 'full'}, K={settings['clients']} clients")
     print()
-    rows: list[tuple[str, str, str]] = []
+    print("  engine ÷ plain loop (games/s)")
     for e in results["engine"]:
-        rows.append(
-            (
-                f"engine, {e['players']} players",
-                f"{e['games_per_s']:.1f} games/s",
-                f"{e['events_per_s']:.0f} events/s ({e['events_per_game']} events/game)",
-            )
+        print(
+            f"    {e['players']} players, {e['play']:<6}  {_fmt(e['ratio'], 3)}   "
+            f"engine {e['engine_games_per_s']['median']:.0f}/s, "
+            f"plain {e['plain_games_per_s']['median']:.0f}/s, {e['events_per_game']} events"
         )
-    s = results["store"]
-    rows.append(("store (append a game)", f"{s['appends_per_s']:.1f} games/s", ""))
-    for r in results["rebuild"]:
-        lat = r["latency_ms"]
-        rows.append(
-            (
-                f"rebuild cold, {r['concurrency']} at once",
-                f"{r['games_per_s']:.1f} games/s",
-                f"{r['events_per_s']:.0f} events/s; p50 {lat['p50']} ms, p99 {lat['p99']} ms",
-            )
-        )
-    ins = results["insert"]
-    lat = ins["latency_ms"]
-    rows.append(
-        (
-            "INSERT commit (baseline)",
-            f"{ins['mean_per_s']:.1f} /s",
-            f"before {ins['before']['per_s']}/s, after {ins['after']['per_s']}/s; "
-            f"p50 {lat['p50']} ms, p99 {lat['p99']} ms",
-        )
+    b = results["bees_vs_random"]
+    print(
+        f"    a bee player vs three random ones, {b['games']} games: {b['bee_stings']:.1f} stings "
+        f"a game against {b['random_stings']:.1f}"
+    )
+    rb = results["rebuild"]
+    print(
+        f"  cold rebuild ÷ bare SELECT     {_fmt(rb['ratio'], 3)}   "
+        f"rebuild {rb['rebuild_games_per_s']['median']:.0f}/s, "
+        f"SELECT {rb['select_per_s']['median']:.0f}/s ({rb['games']} games of ~100 events)"
     )
     h = results["http"]
-    lat = h["latency_ms"]
-    rows.append(
-        (
-            "HTTP submitMove",
-            f"{h['per_s']:.1f} moves/s",
-            f"p50 {lat['p50']} ms, p95 {lat['p95']} ms, p99 {lat['p99']} ms; "
-            f"{h['games_finished']} games, {h['errors']} errors",
+    print("  submitMove ÷ minimal INSERT endpoint (same client, same concurrency)")
+    for row in h["by_clients"]:
+        print(
+            f"    {row['clients']:>2} clients  {_fmt(row['ratio'], 3)}   "
+            f"moves {row['moves_per_s']['median']:.0f}/s p50 {row['moves_ms']['p50']} "
+            f"p99 {row['moves_ms']['p99']} ms; inserts {row['inserts_per_s']['median']:.0f}/s "
+            f"p50 {row['inserts_ms']['p50']} p99 {row['inserts_ms']['p99']} ms"
         )
+    print(f"  moves/s at 32 clients ÷ at 1   {_fmt(h['scaling_32_to_1'])}")
+    cpu = h["cpu_s"]
+    print(
+        f"    CPU-s: submitMove runs server {cpu.get('moves_server', 0)} client "
+        f"{cpu.get('moves_client', 0)} of {cpu.get('moves_wall', 0)} s wall; minimal runs server "
+        f"{cpu.get('inserts_server', 0)} client {cpu.get('inserts_client', 0)} of "
+        f"{cpu.get('inserts_wall', 0)} s wall; errors {h['errors'] or 0}"
     )
-    if "server_cpu_s" in h:
-        rows.append(
-            (
-                "  CPU during HTTP run",
-                "",
-                f"server {h['server_cpu_s']} s, bench client {h['client_cpu_s']} s "
-                f"(of {h['seconds']:.1f} s wall, {m['cores']} cores)",
-            )
+    if h.get("profile"):
+        top = ", ".join(f"{f} {pct}%" for f, pct in h["profile"]["self_pct"][:8])
+        print(f"    profile of the service at 8 clients (self time): {top}")
+    print("  8 people racing on one game")
+    for name, r in results["race"].items():
+        print(
+            f"    {name} instance{'s' if name == 'two' else ''}  "
+            f"{_fmt(r['moves_per_s'], 1)} moves/s   p50 {r['moves_ms']['p50']} "
+            f"p99 {r['moves_ms']['p99']} ms; {r['moves']} moves, {r['conflicts']} refused as "
+            f"conflicts; {dict(r['outcomes'])}"
         )
     for o in results.get("online", []):
         lat = o["submit_move_ms"]
-        rows.append(
-            (
-                f"online, {o['games']} games",
-                f"{o['moves_per_s']:.1f} moves/s",
-                f"submitMove p50 {lat['p50']} p95 {lat['p95']} p99 {lat['p99']} ms; "
-                f"{o.get('fraction_of_insert_commits', 0):.3f} of INSERT/s; "
-                f"SSE p50 {o['sse_ms']['p50']} p99 {o['sse_ms']['p99']} ms, gaps {o['sse_gaps']}; "
-                f"RSS {o['rss_kib_per_game']} KiB/game; errors {sum(o['errors'].values())}; "
-                f"CPU s service {o['cpu_s']['service']} loadgen {o['cpu_s']['loadgen']} "
-                f"rest {o['cpu_s']['rest']} of {o['cpu_s']['of']}",
-            )
+        print(
+            f"  online, {o['games']} games: {o['moves_per_s']:.1f} moves/s, submitMove p50 "
+            f"{lat['p50']} p99 {lat['p99']} ms; CPU-s service {o['cpu_s']['service']} loadgen "
+            f"{o['cpu_s']['loadgen']} rest {o['cpu_s']['rest']} of {o['cpu_s']['of']}"
         )
     for c in results.get("clock", []):
         late = c["late_ms"]
-        rows.append(
-            (
-                f"clock, {c['games']} idle games",
-                f"{c['expiries']} expiries",
-                f"late p50 {late['p50']} p99 {late['p99']} max {late['max']} ms; "
-                f"revealed twice {c['turns_revealed_twice']}; ended {c['games_ended']}; "
-                f"SSE p50 {c['sse_ms']['p50']} p99 {c['sse_ms']['p99']} ms",
-            )
-        )
-    if "audit" in results:
-        a = results["audit"]
-        rows.append(
-            (
-                f"audit, {a['players']}-seat export",
-                f"{a['audits_per_s']:.1f} audits/s",
-                f"{a['events']} events, {a['export_bytes']} bytes; CLI {a['cli_s']} s "
-                f"(exit {a['cli_exit_code']}); audit() {a['audit_fn_ms']} ms",
-            )
-        )
-    width = max(len(r[0]) for r in rows)
-    rate_width = max(len(r[1]) for r in rows)
-    for name, rate, note in rows:
-        print(f"  {name:<{width}}  {rate:>{rate_width}}  {note}")
-    print()
-    print(
-        "  HTTP moves/s ÷ INSERT commits/s = "
-        f"{results['ratio_http_moves_to_insert_commits']:.3f}   <- the figure that matters"
-    )
-    server = results["server"]
-    if server["log"]:
-        print(
-            f"  server: {server['log_problem_lines']} suspicious log lines, exit code "
-            f"{server['exit_code']}; see {server['log']}"
-        )
+        print(f"  clock, {c['games']} games: late p50 {late['p50']} p99 {late['p99']} ms")
+    if results["servers"]["log_problem_lines"]:
+        print(f"  server log problems: {results['servers']['log_problem_lines']}")
     print(f"  total {results['total_seconds']:.1f} s; JSON in {RESULTS_FILE}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds each")
+    parser.add_argument("--quick", action="store_true", help="2 rounds of short slices")
+    parser.add_argument("--rounds", type=int, help="interleaved rounds (default 5, quick 2)")
+    parser.add_argument("--games", help="also online runs of N concurrent games, e.g. 1,10,100")
+    parser.add_argument("--clock-games", help="also clock runs of N idle timed games, e.g. 20")
+    parser.add_argument("--seconds", type=float, default=20.0, help="window of each online run")
     parser.add_argument(
-        "--games", help="concurrent online games per run, comma-separated (e.g. 1,10,100,1000)"
-    )
-    parser.add_argument("--clock-games", help="idle timed games per clock run (e.g. 20,200)")
-    parser.add_argument("--seconds", type=float, help="measured window of each online run")
-    parser.add_argument(
-        "--profile", action="store_true", help="py-spy the service during online runs (>1 game)"
+        "--profile", action="store_true", help="py-spy the service in an extra 8-client slice"
     )
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
-    if args.games:
-        settings = replace(settings, online_games=tuple(int(g) for g in args.games.split(",")))
-    if args.clock_games:
-        settings = replace(settings, clock_games=tuple(int(g) for g in args.clock_games.split(",")))
-    if args.seconds:
-        settings = replace(settings, online_seconds=args.seconds)
-    profile_dir = Path(tempfile.mkdtemp(prefix="swarm-profile-")) if args.profile else None
+    if args.rounds:
+        settings = Settings(**{**settings.__dict__, "rounds": args.rounds})
+    args.games = [int(g) for g in args.games.split(",")] if args.games else []
+    args.clock_games = [int(g) for g in args.clock_games.split(",")] if args.clock_games else []
     started = time.perf_counter()
 
     server_url = provide_database_url(os.environ.get("DATABASE_URL"))
@@ -704,17 +997,17 @@ def main(argv: list[str] | None = None) -> int:
         "settings": {"quick": args.quick, **settings.__dict__},
         "database": name,
     }
-    m = results["machine"]
-    print(f"Machine: {m['cores']} cores, Python {m['python']}, PostgreSQL {m['postgresql']}")
     try:
         migrate(url)
-        say("rules engine…")
-        results["engine"] = [bench_engine(players, settings.engine_seconds) for players in (4, 8)]
-        asyncio.run(bench_database(url, settings, results, profile_dir))
+        say("engine ÷ plain loop…")
+        results["engine"] = bench_engine(settings)
+        bee, rand = heuristic_vs_random(4, 300)  # the README's figure
+        results["bees_vs_random"] = {"games": 300, "bee_stings": bee, "random_stings": rand}
+        asyncio.run(bench_database(url, settings, args, results))
     finally:
         drop_database(server_url, name)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
-    RESULTS_FILE.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    RESULTS_FILE.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     print_table(results)
     return 0
 

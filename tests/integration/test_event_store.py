@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import uuid
+from datetime import UTC, datetime
 
 import asyncpg
 import msgspec
 import pytest
 
+from service.domain import chain
 from service.store.events import (
-    APPEND_LOCK_KEY,
     ConcurrencyConflict,
     DuplicateCommand,
     EventStore,
+    LogCursor,
     NewEvent,
     RecordedEvent,
     StreamAppend,
+    _stored_canonical,
 )
 from service.store.pool import Pool
 
@@ -161,42 +165,108 @@ async def test_duplicate_command_writes_nothing(event_store: EventStore) -> None
 
 
 async def test_concurrent_retries_of_one_command_apply_once(event_store: EventStore) -> None:
-    stream = new_stream()
-    results = await asyncio.gather(
-        *(
-            event_store.append(StreamAppend(stream, 0, [event()]), command=(stream, "same"))
-            for _ in range(10)
-        ),
-        return_exceptions=True,
-    )
-    assert sum(isinstance(r, list) for r in results) == 1
-    assert sum(isinstance(r, DuplicateCommand) for r in results) == 9
-    assert await event_store.stream_version(stream) == 1
+    """Copies of one command race (a client retrying at once): one applies, every other is
+    answered as a duplicate, whether it lost at the command check, the version check (the
+    first copy committed between the two) or the unique index."""
+    for _ in range(5):
+        stream = new_stream()
+        results = await asyncio.gather(
+            *(
+                event_store.append(StreamAppend(stream, 0, [event()]), command=(stream, "same"))
+                for _ in range(20)
+            ),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(r, list) for r in results) == 1, results
+        assert sum(isinstance(r, DuplicateCommand) for r in results) == 19, results
+        assert all(r.version == 1 for r in results if isinstance(r, DuplicateCommand))
+        assert await event_store.stream_version(stream) == 1
 
 
-async def test_read_all_pages_in_position_order_and_filters_by_prefix(
-    event_store: EventStore,
-) -> None:
+async def _log_end(event_store: EventStore) -> LogCursor:
+    """A cursor past everything committed so far (waiting out the horizon: other sessions on
+    the same server may hold it back for a moment)."""
+    cursor = LogCursor()
+    for _ in range(200):
+        page = await event_store.read_all(after=cursor, limit=10_000)
+        if page:
+            cursor = page[-1].cursor
+        elif await event_store.read_all(after=cursor, limit=1, horizon=False) == []:
+            return cursor
+        else:
+            await asyncio.sleep(0.05)
+    raise AssertionError("the horizon never passed the log's end")
+
+
+async def test_read_all_pages_in_order_and_filters_by_prefix(event_store: EventStore) -> None:
     prefix = f"page-{uuid.uuid4().hex}-"
-    start = await event_store.last_position()
+    start = await _log_end(event_store)
     for i in range(5):
         await event_store.append(StreamAppend(f"{prefix}{i}", 0, [event(), event()]))
         await event_store.append(StreamAppend(new_stream("noise"), 0, [event()]))
+    await _log_end(event_store)  # everything appended is now below the horizon
 
     seen: list[RecordedEvent] = []
     after = start
-    while page := await event_store.read_all(after_position=after, limit=3, stream_prefix=prefix):
+    while page := await event_store.read_all(after=after, limit=3, stream_prefix=prefix):
         assert len(page) <= 3
         seen += page
-        after = page[-1].position
+        after = page[-1].cursor
     assert len(seen) == 10
     assert all(e.stream.startswith(prefix) for e in seen)
-    positions = [e.position for e in seen]
-    assert positions == sorted(set(positions))
+    cursors = [e.cursor for e in seen]
+    assert cursors == sorted(set(cursors))
+    # Appended one after another, the transactions' order is the positions' order.
+    assert [e.position for e in seen] == sorted(e.position for e in seen)
 
-    unfiltered = await event_store.read_all(after_position=start, limit=1000)
+    unfiltered = await event_store.read_all(after=start, limit=1000)
     assert {e.position for e in seen} < {e.position for e in unfiltered}
-    assert await event_store.read_all(after_position=start, limit=0) == []
+    assert await event_store.read_all(after=start, limit=0) == []
+
+
+async def _slow_insert(conn: asyncpg.Connection[asyncpg.Record], stream: str, version: int) -> None:
+    # A raw row, as an append whose commit is late would leave it (not a valid chain hash: the
+    # chain is not these tests' concern).
+    await conn.execute(
+        "insert into events (stream, version, type, data, hash)"
+        " values ($1, $2, 'Slow', '{\"slow\": true}', sha256('slow'))",
+        stream,
+        version,
+    )
+
+
+async def _tail(
+    event_store: EventStore,
+    prefix: str,
+    start: LogCursor,
+    done: asyncio.Event,
+    expected: int,
+    *,
+    horizon: bool,
+) -> list[RecordedEvent]:
+    """Follow the log from ``start`` (pages of 7) until the writers are done and ``expected``
+    events are read, or (a reader that skipped some) until it finds nothing new for a while."""
+    seen: list[RecordedEvent] = []
+    after = start
+    idle_since: float | None = None
+    loop = asyncio.get_running_loop()
+    while True:
+        page = await event_store.read_all(
+            after=after, limit=7, stream_prefix=prefix, horizon=horizon
+        )
+        for e in page:
+            assert e.cursor > after, "the order must strictly increase"
+            after = e.cursor
+        seen += page
+        if done.is_set() and not page:
+            if len(seen) >= expected:
+                return seen
+            idle_since = idle_since or loop.time()
+            if loop.time() - idle_since > 2.0:
+                return seen
+        else:
+            idle_since = None
+        await asyncio.sleep(0.002)
 
 
 @pytest.mark.slow
@@ -204,9 +274,9 @@ async def test_tailing_reader_never_misses_a_late_commit(
     event_store: EventStore, pool: Pool
 ) -> None:
     """Writers race, some holding their transaction open before commit; a reader tailing the
-    global log must see positions strictly increasing and, in the end, every event."""
+    whole log must see its order strictly increasing and, in the end, every event."""
     prefix = f"tail-{uuid.uuid4().hex}-"
-    start = await event_store.last_position()
+    start = await _log_end(event_store)
     writers_done = asyncio.Event()
 
     async def fast_writer(w: int) -> None:
@@ -216,37 +286,14 @@ async def test_tailing_reader_never_misses_a_late_commit(
             await asyncio.sleep(0.001 * (w % 3))
 
     async def slow_writer(w: int) -> None:
-        # Follows the append protocol (the lock first) but commits late, as a slow client would.
+        # Commits late, as a slow client would: fast writers commit later positions meanwhile.
         stream = f"{prefix}slow-{w}"
         async with pool.acquire() as conn:
             for version in range(1, 6):
                 async with conn.transaction():
-                    await conn.execute("select pg_advisory_xact_lock($1)", APPEND_LOCK_KEY)
-                    await conn.execute(
-                        # Not a valid chain hash (the chain is not this test's concern).
-                        "insert into events (stream, version, type, data, hash)"
-                        " values ($1, $2, $3, $4, sha256('slow'))",
-                        stream,
-                        version,
-                        "Slow",
-                        '{"slow": true}',
-                    )
+                    await _slow_insert(conn, stream, version)
                     await conn.execute("select pg_sleep(0.03)")
                 await asyncio.sleep(0.005)
-
-    async def reader() -> list[RecordedEvent]:
-        seen: list[RecordedEvent] = []
-        after = start
-        while True:
-            finished = writers_done.is_set()
-            page = await event_store.read_all(after_position=after, limit=7, stream_prefix=prefix)
-            for e in page:
-                assert e.position > after, "positions must strictly increase"
-                after = e.position
-            seen += page
-            if finished and not page:
-                return seen
-            await asyncio.sleep(0.002)
 
     async def writers() -> None:
         try:
@@ -256,11 +303,234 @@ async def test_tailing_reader_never_misses_a_late_commit(
         finally:
             writers_done.set()
 
-    seen, _ = await asyncio.gather(reader(), writers())
+    expected = 4 * 12 + 2 * 5
+    seen, _ = await asyncio.gather(
+        _tail(event_store, prefix, start, writers_done, expected, horizon=True), writers()
+    )
 
-    final = await event_store.read_all(after_position=start, limit=10_000, stream_prefix=prefix)
-    assert len(final) == 4 * 12 + 2 * 5
-    assert [e.position for e in seen] == [e.position for e in final]
+    final = await event_store.read_all(after=start, limit=10_000, stream_prefix=prefix)
+    assert len(final) == expected
+    assert [e.cursor for e in seen] == [e.cursor for e in final]
+
+
+async def test_without_the_horizon_a_tailing_reader_skips_a_late_commit(
+    event_store: EventStore, pool: Pool
+) -> None:
+    """What the horizon is for: a transaction takes a position, a later one commits first.
+    A reader without the horizon reads past the first one's row and never sees it; with the
+    horizon, it waits for the late commit and reads both, in order."""
+    prefix = f"late-{uuid.uuid4().hex}-"
+    start = await _log_end(event_store)
+    unsafe_seen: list[RecordedEvent] = []
+    safe_seen: list[RecordedEvent] = []
+    unsafe, safe = start, start
+    async with pool.acquire() as late:
+        tx = late.transaction()
+        await tx.start()
+        try:
+            await _slow_insert(late, f"{prefix}late", 1)  # takes the lower position, uncommitted
+            [early] = await event_store.append(StreamAppend(f"{prefix}early", 0, [event()]))
+            for reader in ("unsafe", "safe"):
+                page = await event_store.read_all(
+                    after=unsafe if reader == "unsafe" else safe,
+                    stream_prefix=prefix,
+                    horizon=reader == "safe",
+                )
+                if reader == "unsafe":
+                    unsafe_seen += page
+                    unsafe = page[-1].cursor if page else unsafe
+                else:
+                    safe_seen += page
+                    safe = page[-1].cursor if page else safe
+            assert [e.stream for e in unsafe_seen] == [early.stream]  # read past the late row
+            assert safe_seen == []  # held back: a transaction below it is still open
+        finally:
+            await tx.commit()
+
+    unsafe_seen += await event_store.read_all(after=unsafe, stream_prefix=prefix, horizon=False)
+    for _ in range(200):  # other sessions on the server may hold the horizon for a moment
+        safe_seen += await event_store.read_all(after=safe, stream_prefix=prefix)
+        if len(safe_seen) == 2:
+            break
+        safe = safe_seen[-1].cursor if safe_seen else safe
+        await asyncio.sleep(0.05)
+    assert [e.stream for e in unsafe_seen] == [early.stream]  # the late commit was skipped
+    assert [e.stream for e in safe_seen] == [f"{prefix}late", early.stream]
+    assert safe_seen[0].position < safe_seen[1].position
+
+
+async def test_read_events_decodes_a_window_of_a_stream_in_one_go(
+    event_store: EventStore,
+) -> None:
+    stream = new_stream()
+    await event_store.append(StreamAppend(stream, 0, [event(n=n) for n in range(1, 6)]))
+    decode = msgspec.json.Decoder(list[dict[str, int]]).decode
+    assert await event_store.read_events(stream, decode) == [{"n": n} for n in range(1, 6)]
+    assert await event_store.read_events(stream, decode, after_version=3) == [{"n": 4}, {"n": 5}]
+    window = await event_store.read_events(stream, decode, after_version=1, up_to_version=3)
+    assert window == [{"n": 2}, {"n": 3}]
+    assert await event_store.read_events(stream, decode, after_version=5) == []
+    assert await event_store.read_events(new_stream(), decode) == []
+
+
+async def test_the_hashed_form_of_numbers_is_what_jsonb_stores(pool: Pool) -> None:
+    """The store hashes the data as jsonb will store it without asking PostgreSQL first
+    (``_stored_canonical``): it must agree with jsonb on every number, including exponents,
+    signed zeros, long fractions, huge and tiny values."""
+    rng = random.Random(12)
+    texts = [
+        "1e2",
+        "1E+2",
+        "1.50e1",
+        "1e-2",
+        "-0",
+        "-0.0",
+        "-0e0",
+        "0.0e5",
+        "-1e-400",
+        "1e400",
+        "2.50",
+        "0.1000000000000000055511151231257827",
+        "1.7976931348623157e308",
+        "5e-324",
+        "123456789012345678901234567890",
+        "-12.5e-3",
+        '[1.0e0, -0.00, {"a": 3e0}]',
+    ]
+    for _ in range(400):
+        mantissa = f"{rng.choice(['', '-'])}{rng.randint(0, 10 ** rng.randint(0, 20))}"
+        if rng.random() < 0.6:
+            mantissa += f".{rng.randint(0, 10 ** rng.randint(0, 18)):0{rng.randint(1, 18)}d}"
+        exponent = (
+            f"e{rng.choice(['', '+', '-'])}{rng.randint(0, 30)}" if rng.random() < 0.5 else ""
+        )
+        texts.append(mantissa + exponent)
+    stored = await pool.fetchval(
+        "select array(select t::jsonb::text from unnest($1::text[]) with ordinality as u(t, n)"
+        " order by n)",
+        texts,
+    )
+    for sent, as_stored in zip(texts, stored, strict=True):
+        assert _stored_canonical(sent) == chain.canonical_json(as_stored), sent
+
+
+async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
+    event_store: EventStore, pool: Pool
+) -> None:
+    """The database checks the head each append continues from: a writer that hashed on
+    another head (a forged or stale one) writes nothing; the store re-reads and chains right."""
+    stream = new_stream()
+    [first] = await event_store.append(StreamAppend(stream, 0, [event(n=1)]))
+    forged = bytes(32)
+    with pytest.raises(asyncpg.PostgresError) as info:
+        await pool.fetch(
+            "select * from append_events($1, $2, $3, $4, $5, $6, $7, $8, '{}', null, null, null)",
+            [stream],
+            [1],
+            [forged],
+            [stream],
+            [2],
+            ["Forged"],
+            ["{}"],
+            [forged],
+        )
+    assert info.value.sqlstate == "SWHED"
+    assert await event_store.stream_version(stream) == 1
+
+    # A second store (another instance) whose idea of the head is wrong recovers by itself.
+    other = EventStore(pool)
+    other._heads.saw(stream, 1, forged)
+    await other.append(StreamAppend(stream, 1, [event(n=2)]))
+    verdict = await event_store.verify_stream(stream)
+    assert verdict.ok and verdict.verified == 2, verdict
+    assert first.hash != verdict.head
+
+
+async def test_two_instances_racing_never_fork_a_chain(pool: Pool) -> None:
+    """Two stores (two service instances, each with its own head cache) append to one stream
+    at once with whatever version they last read; the chain is one line."""
+    stream = new_stream()
+    stores = [EventStore(pool), EventStore(pool)]
+
+    async def writer(store: EventStore, w: int) -> None:
+        done = 0
+        while done < 5:
+            version = len(await store.read_stream(stream))
+            try:
+                await store.append(StreamAppend(stream, version, [event(w=w, i=done)]))
+                done += 1
+            except ConcurrencyConflict:
+                await asyncio.sleep(0)
+
+    await asyncio.gather(*(writer(stores[w % 2], w) for w in range(10)))
+    verdict = await stores[0].verify_stream(stream)
+    assert verdict.ok and verdict.verified == 50, verdict
+
+
+async def test_also_statements_commit_with_the_events_or_not_at_all(
+    event_store: EventStore, pool: Pool
+) -> None:
+    stream = new_stream()
+    game = str(uuid.uuid4())
+    deadline = datetime(2030, 1, 1, tzinfo=UTC)
+    timer = ("insert into timers (game_id, deadline) values ($1, $2)", (game, deadline))
+
+    def timer_for(game_id: str) -> tuple[str, tuple[object, ...]]:
+        return (
+            "insert into timers (game_id, deadline) values ($1, $2)",
+            (game_id, deadline.replace(year=2032)),
+        )
+
+    other = (
+        "insert into timers (game_id, deadline) values ($1, $2)",
+        (game, deadline.replace(year=2031)),
+    )
+    await event_store.append(StreamAppend(stream, 0, [event()]), also=[timer, other])
+    count = "select count(*) from timers where game_id = $1"
+    assert await pool.fetchval(count, game) == 2
+
+    # A refused append writes none of its statements...
+    game2 = str(uuid.uuid4())
+    with pytest.raises(ConcurrencyConflict):
+        await event_store.append(
+            StreamAppend(stream, 0, [event()]),
+            also=[("insert into timers (game_id, deadline) values ($1, $2)", (game2, deadline))],
+        )
+    with pytest.raises(DuplicateCommand):
+        await event_store.append(StreamAppend(stream, 1, [event()]), command=(stream, "c"))
+        await event_store.append(
+            StreamAppend(stream, 2, [event()]),
+            command=(stream, "c"),
+            also=[("insert into timers (game_id, deadline) values ($1, $2)", (game2, deadline))],
+        )
+    assert await pool.fetchval(count, game2) == 0
+    # ...and a statement that fails writes no events.
+    with pytest.raises(asyncpg.UniqueViolationError):
+        await event_store.append(StreamAppend(stream, 2, [event()]), also=[timer])
+    assert await event_store.stream_version(stream) == 2
+    # A statement that cannot be a CTE (its own WITH) runs in the same transaction instead.
+    game3 = str(uuid.uuid4())
+    nested = (
+        "with d as (select $2::timestamptz as at) insert into timers (game_id, deadline)"
+        " select $1, at from d",
+        (game3, deadline),
+    )
+    with pytest.raises(ConcurrencyConflict):
+        await event_store.append(StreamAppend(stream, 0, [event()]), also=[nested])
+    assert await pool.fetchval(count, game3) == 0
+    await event_store.append(StreamAppend(stream, 2, [event()]), also=[nested, timer_for(game3)])
+    assert await pool.fetchval(count, game3) == 2
+    assert await event_store.stream_version(stream) == 3
+
+
+async def test_the_app_role_cannot_choose_position_time_or_transaction(pool: Pool) -> None:
+    for column, value in (("txid", "'1'"), ("recorded_at", "now()"), ("position", "1")):
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await pool.execute(
+                f"insert into events (stream, version, type, data, hash, {column})"
+                f" overriding system value values ($1, 1, 'X', '{{}}', sha256('x'), {value})",
+                new_stream(),
+            )
 
 
 async def test_pool_connections_run_as_the_app_role(pool: Pool) -> None:

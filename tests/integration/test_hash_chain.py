@@ -76,8 +76,6 @@ async def test_appended_events_carry_hashes_that_verify(event_store: EventStore)
             prev.hash, stream, e.version, e.type, chain.canonical_json(e.data)
         )
     assert await event_store.read_stream(stream) == recorded
-    tail = await event_store.read_all(after_position=first[0].position - 1, stream_prefix=stream)
-    assert [e.hash for e in tail] == [e.hash for e in recorded]
 
     verdict = await event_store.verify_stream(stream)
     assert verdict == chain.ChainVerdict(ok=True, verified=3, head=recorded[-1].hash)

@@ -383,20 +383,30 @@ def _took(state: GameState, number: int, taken: tuple[int, ...]) -> GameState:
 
 
 def decide(command: Command, state: GameState) -> list[Event]:
+    """The events `command` causes in `state` (or a `RuleViolation`)."""
+    return decide_and_evolve(command, state)[1]
+
+
+def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, list[Event]]:
+    """`decide`, and the state after its events: `fold(decide(command, state), state)`, but each
+    event is folded once, as the rules emit it (they need the state so far to go on), instead of
+    again by the caller."""
     match command:
         case StartGame():
-            return _start(command, state)
+            events = _start(command, state)
+            return fold(events, state), events
         case TapBee():
             seat = _picking_seat(state, command.seat)
             _require_in_hand(seat, command.bee)
-            return [BeeTapped(seat=command.seat, bee=command.bee)]
+            tapped = BeeTapped(seat=command.seat, bee=command.bee)
+            return evolve(state, tapped), [tapped]
         case ConfirmPick():
             seat = _picking_seat(state, command.seat)
             bee = command.bee if command.bee is not None else seat.tapped
             if bee is None:
                 raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
             _require_in_hand(seat, bee)
-            return _Cascade(state, command.at).confirm(command.seat, bee)
+            return _Cascade(state, command.at).confirm(command.seat, bee).outcome
         case TakeStem():
             if not 1 <= command.stem <= STEM_COUNT:
                 raise errors.StemOutOfRange(f"Stems are numbered 1 to {STEM_COUNT}.")
@@ -407,13 +417,13 @@ def decide(command: Command, state: GameState) -> list[Event]:
                 raise errors.NotYourDecision(
                     f"Seat {state.pending.seat} chooses the stem, not seat {command.seat}."
                 )
-            return _Cascade(state, command.at).take(command.stem, chosen_by="player")
+            return _Cascade(state, command.at).take(command.stem, chosen_by="player").outcome
         case LeaveGame():
             _require_live(state)
             _require_playing(state, command.seat)
-            return _Cascade(state, command.at).leave(command.seat)
+            return _Cascade(state, command.at).leave(command.seat).outcome
         case ExpireClock():
-            return _Cascade(state, command.at).expire(command.deadline)
+            return _Cascade(state, command.at).expire(command.deadline).outcome
     raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
 
 
@@ -500,12 +510,17 @@ class _Cascade:
         self.events.append(event)
         self.state = evolve(self.state, event)
 
-    def confirm(self, seat: int, bee: int) -> list[Event]:
+    @property
+    def outcome(self) -> tuple[GameState, list[Event]]:
+        """The state after every event emitted so far, and those events."""
+        return self.state, self.events
+
+    def confirm(self, seat: int, bee: int) -> _Cascade:
         self.emit(PickConfirmed(seat=seat, bee=bee))
         self._reveal_when_all_in()
-        return self.events
+        return self
 
-    def take(self, stem: int, chosen_by: Chooser) -> list[Event]:
+    def take(self, stem: int, chosen_by: Chooser) -> _Cascade:
         pending = self.state.pending
         assert pending is not None
         taken = self.state.stems[stem - 1]
@@ -515,9 +530,9 @@ class _Cascade:
             )
         )
         self._fly()
-        return self.events
+        return self
 
-    def leave(self, seat: int) -> list[Event]:
+    def leave(self, seat: int) -> _Cascade:
         self.emit(SeatLeft(seat=seat))
         people = [s for s in self.state.seats if not s.is_bee]
         staying = [s for s in people if s.playing]
@@ -531,9 +546,9 @@ class _Cascade:
                 self.take(cheapest_stem(self.state.stems), chosen_by="rule")
         elif self.state.phase == "picking":
             self._reveal_when_all_in()
-        return self.events
+        return self
 
-    def expire(self, deadline: datetime) -> list[Event]:
+    def expire(self, deadline: datetime) -> _Cascade:
         """The clock that ends at `deadline` ran out (seed §7).
 
         Nothing happens (no events) unless `deadline` is exactly the game's running deadline and
@@ -560,11 +575,11 @@ class _Cascade:
         state = self.state
         at = self.at
         if state.deadline is None or state.deadline != deadline or at is None or at < deadline:
-            return self.events
+            return self
         if state.phase == "picking":
             if self._idle_now() and state.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
                 self._end("abandoned", winners=())
-                return self.events
+                return self
             for seat in state.seats:
                 if not seat.playing or seat.confirmed is not None or not seat.hand:
                     continue
@@ -574,7 +589,7 @@ class _Cascade:
             self._reveal_when_all_in()
         elif state.phase == "choosing" and state.pending is not None:
             self.take(cheapest_stem(state.stems), chosen_by="clock")
-        return self.events
+        return self
 
     def _idle_now(self) -> bool:
         """No playing person has tapped or confirmed anything this turn."""

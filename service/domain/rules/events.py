@@ -205,6 +205,8 @@ EVENT_TYPES: tuple[type[GameEvent], ...] = (
 )
 
 _codec: TaggedCodec[Event] = TaggedCodec(Event)
+# A whole stream as one JSON array (EventStore.read_events): one call into msgspec for a rebuild.
+_list_decoder = msgspec.json.Decoder(list[Event])
 
 
 def encode_event(event: GameEvent) -> bytes:
@@ -213,6 +215,11 @@ def encode_event(event: GameEvent) -> bytes:
 
 def decode_event(data: bytes | str) -> Event:
     return _codec.decode(data)
+
+
+def decode_events(data: bytes | str) -> list[Event]:
+    """A JSON array of stored events, decoded straight into their structs."""
+    return _list_decoder.decode(data)
 
 
 def event_type(event: GameEvent) -> str:
