@@ -23,12 +23,13 @@ from typing import Annotated, Any
 
 import msgspec
 
-from service.domain.play import play, seat_of
+from service.domain.play import seat_of
 from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
 from service.domain.views import GameView, game_view
 from service.store.events import DuplicateCommand
+from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Conflict, Forbidden
@@ -167,7 +168,9 @@ class Play:
             state = await self.repository.game(game_id)
             command = command_for(state)
             try:
-                new_state, events = play(state, command, await self.repository.bee_seeds(state))
+                new_state, events = await play_with_bees(
+                    state, command, await self.repository.bee_seeds(state)
+                )
             except RuleViolation:
                 # A repeated move is decided on the state after its first run, where it may
                 # break a rule (a second confirm): answer it as the repeat it is. Looked up only

@@ -14,7 +14,7 @@ from datetime import datetime
 
 import msgspec
 
-from service.domain.play import play, seat_of
+from service.domain.play import seat_of
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.bees import BEE_NAMES, DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -46,6 +46,7 @@ from service.domain.tables import (
     should_start_when_full,
 )
 from service.domain.views import GameView, game_view
+from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Forbidden
@@ -272,7 +273,7 @@ class Tables:
                 if seat is not None and game.seat(seat).playing and game.phase != "ended":
                     leave = LeaveGame(seat=seat, at=self.ctx.clock())
                     seeds = await self.repository.bee_seeds(game)
-                    game_change = (game, play(game, leave, seeds)[1])
+                    game_change = (game, (await play_with_bees(game, leave, seeds))[1])
 
             async def release(uow: UnitOfWork) -> None:
                 await self.money.release_stake(uow, player.player_id)
