@@ -19,9 +19,10 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
+from service.api.bodies import Name
+from service.api.dependencies import AUTH, Caller, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
-from service.api.routes import AUTH, Caller, Name, Service, strict_body
 from service.bootstrap import Swarm
 from service.usecases.accounts import (
     PASSWORD_MAX,

@@ -31,17 +31,13 @@ from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from service import __version__, metrics
 from service.api import limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
+from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
+from service.api.game_routes import GameController
 from service.api.operations import Metrics, expected_migrations, health_live, health_ready
-from service.api.routes import (
-    GameController,
-    GuestController,
-    TableController,
-    health,
-    provide_player,
-    provide_service,
-)
+from service.api.routes import GuestController, health
+from service.api.table_routes import TableController
 from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings

@@ -15,6 +15,7 @@ pure domain (`service.domain`) to decide, and commits what was decided through o
 | `streams` | a game's or a table's log as one caller may see it, paged or live |
 | `exports` | a finished game's export and the server's own audit of it |
 
-Shared plumbing: `bees` (where the bee players think: strong ones off the event loop), `context` (what every use case is given), `repository` (loading state),
+Shared plumbing: `bees` (where the bee players think: strong ones off the event loop),
+`context` (what every use case is given), `repository` (loading state),
 `unit_of_work` (writing it), `retry` (deciding again when someone else wrote first), `errors`.
 """

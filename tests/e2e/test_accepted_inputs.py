@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
-from service.api.routes import GuestIn, SeedIn
+from service.api.bodies import GuestIn, SeedIn
 from service.domain.audit import audit
 from tests.e2e.api_client import Api
 

@@ -1,0 +1,171 @@
+"""What the HTTP operations take and answer that is not a view of the use cases: request bodies
+(strictly decoded, unknown fields refused) and small answers (pages, tickets, verdicts)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import msgspec
+
+from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.rules.events import BeeLevel
+from service.usecases.streams import VisibleEvent
+from service.usecases.tables import LobbyEntry
+
+# Patterns are searched (re.search), and Python's `$` also matches before a final newline:
+# every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
+# The rest of the name rules (service/domain/names.py) answer 422 `invalid-name`.
+Name = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=40,  # and 40 again once NFKC-normalised (which can lengthen a name)
+        pattern=r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)",
+        description="1 to 40 characters, and once NFKC-normalised; at least one visible; "
+        "no control, format (zero-width, bidi), surrogate, private-use, unassigned or invisible "
+        "characters (by Unicode category; refused with 422 `invalid-name`)",
+    ),
+]
+PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
+
+
+class GuestIn(msgspec.Struct, forbid_unknown_fields=True):
+    name: Name
+
+
+class GuestOut(msgspec.Struct):
+    player_id: str
+    name: str
+    token: str  # send as `Authorization: Bearer <token>`
+
+
+LevelIn = Annotated[
+    BeeLevel,
+    msgspec.Meta(
+        description=(
+            "How the bee players choose their bees: `heuristic` (the default) scores each bee"
+            " by the stings it risks this turn; `strong` plays the next few turns out on random"
+            " deals of the hands it cannot see and keeps the bee that takes the fewest stings."
+            " Each bee seat's level is shown in the table and game views and in the lobby."
+        )
+    ),
+]
+
+
+class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
+    players: PlayerCount = 4
+    # false: the table opens with its next game's commitment, and deals when you start it
+    # (startGame, with your client_seed if you give one); true: the first game is dealt at once
+    deal: bool = True
+    level: LevelIn = DEFAULT_LEVEL
+
+
+class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    seats: PlayerCount = 4
+    stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0  # 0 = a free table
+    turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
+    choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
+
+
+HASH_PATTERN = "^[0-9a-f]{64}$"
+# A hash chain head a player recorded: the event's version (from 1), a colon, its hash.
+HeadText = Annotated[str, msgspec.Meta(pattern=r"^[1-9][0-9]{0,9}:[0-9a-f]{64}$")]
+
+SeedHex = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^(?:[0-9a-f]{2}){0,64}$(?!\n)",
+        description="Your seed for the next game: 0 to 64 bytes, lowercase hex",
+    ),
+]
+
+
+class SeedIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A seed for the table's next game (docs/fairness.md): it goes into the transcript that
+    the deck is drawn from, after the server's commitment was published."""
+
+    client_seed: SeedHex
+
+
+class SeedCommitmentIn(msgspec.Struct, forbid_unknown_fields=True):
+    """`seed_hash` = SHA-256(encode("swarm/seed/v1", game_id, your player_id, seed)), hex."""
+
+    seed_hash: Annotated[str, msgspec.Meta(pattern=HASH_PATTERN)]
+
+
+class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An optional body: `{}` or no body gives no seed."""
+
+    client_seed: SeedHex | None = None
+
+
+class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An optional body: your seed for the game the bees start, and the bees' level."""
+
+    client_seed: SeedHex | None = None
+    level: LevelIn = DEFAULT_LEVEL
+
+
+def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
+    return data.client_seed if data is not None else None
+
+
+class LobbyPage(msgspec.Struct):
+    tables: list[LobbyEntry]
+    limit: int
+    offset: int
+    next_offset: int | None  # None on the last page
+
+
+class EventPage(msgspec.Struct):
+    """A page of a game's log, as the caller may see it.
+
+    Attributes:
+        events: The events after `after`, oldest first, each typed by `type`.
+        game_version: The game's log so far; ask again with `after` set to the last version
+            you have.
+    """
+
+    events: list[VisibleEvent]
+    game_version: int
+
+
+class StreamTicketOut(msgspec.Struct, kw_only=True):
+    """A short-lived ticket that opens one stream without the bearer token in its URL.
+
+    Attributes:
+        ticket: Send it as `?ticket=` on the stream's URL (an `EventSource` cannot send an
+            `Authorization` header). Usable, for reconnects, until `expires_at`.
+        expires_at: After it, ask for a new ticket; a stream already open stays open.
+        stream_url: The stream's path with the ticket, ready for `new EventSource(...)`.
+    """
+
+    ticket: str
+    expires_at: datetime
+    stream_url: str
+
+
+class VerificationCheck(msgspec.Struct):
+    name: str
+    status: str  # ok, failed or skipped (after an earlier failure)
+    reason: str
+
+
+class VerificationStep(msgspec.Struct):
+    name: str  # format, commitment, fairness, chain, replay, result
+    status: str  # ok, failed or skipped (after an earlier failure)
+    reason: str
+    version: int | None  # the event to blame, when one is
+    checks: list[VerificationCheck]  # the fairness step's own checks (docs/fairness.md)
+
+
+class Verification(msgspec.Struct):
+    game_id: str
+    ok: bool
+    steps: list[VerificationStep]
+
+
+class Health(msgspec.Struct):
+    status: str
+    database: str

@@ -1,0 +1,151 @@
+"""What every handler is given: strict body decoding before Litestar's lax conversion, the use
+cases (`Service`), the caller behind the bearer token (`Caller`), and a stream's viewer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import Request
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
+
+from service.api.problems import problem
+from service.bootstrap import Swarm
+from service.usecases.errors import Unauthorized
+from service.usecases.identity import Player, token_hash
+from service.usecases.watching import StreamKind, Viewer
+
+_BODY_DECODERS: dict[object, msgspec.json.Decoder[Any] | None] = {}
+
+
+def _body_decoder(request: Request[Any, Any, Any]) -> msgspec.json.Decoder[Any] | None:
+    """A strict decoder for the handler's `data` type (cached per handler), or None."""
+    handler = request.route_handler
+    if handler not in _BODY_DECODERS:
+        field = handler.parsed_fn_signature.parameters.get("data")
+        _BODY_DECODERS[handler] = (
+            msgspec.json.Decoder(field.annotation, strict=True) if field is not None else None
+        )
+    return _BODY_DECODERS[handler]
+
+
+_QUERY_NAMES: dict[object, frozenset[str]] = {}
+
+
+def _query_names(request: Request[Any, Any, Any]) -> frozenset[str]:
+    """The query parameters the handler takes (cached per handler)."""
+    handler = request.route_handler
+    if handler not in _QUERY_NAMES:
+        names = set()
+        for name, field in handler.parsed_fn_signature.parameters.items():
+            kwarg = field.kwarg_definition
+            alias = getattr(kwarg, "query", None)
+            names.add(alias or name)
+        _QUERY_NAMES[handler] = frozenset(names)
+    return _QUERY_NAMES[handler]
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type == "application/json" or (
+        media_type.startswith("application/") and media_type.endswith("+json")
+    )
+
+
+async def strict_body(request: Request[Any, Any, Any]) -> None:
+    """Decode the body strictly before Litestar does: Litestar converts bodies with msgspec's
+    lax rules (`"21"` and `21.0` become the integer 21), which would accept what the document
+    refuses. Ours runs first (a `before_request` hook on every controller), so a body gets
+    through only if it is exactly what the schema says; Litestar then decodes the same bytes.
+    A body that is not `application/json` is a 415; an optional body may be absent. A query
+    parameter the operation does not take is refused too, as unknown body fields are."""
+    unknown = sorted(set(request.query_params) - _query_names(request))
+    if unknown:
+        raise problem(
+            400,
+            "bad-request",
+            "Unknown query parameter",
+            f"This operation takes no query parameter {unknown[0]!r}.",
+        )
+    decoder = _body_decoder(request)
+    if decoder is None:
+        return
+    body = await request.body()
+    if not body:
+        return  # a required body is then refused by Litestar, an optional one is None
+    media_type, _ = request.content_type
+    if not _is_json(media_type.lower()):
+        raise problem(
+            415,
+            "unsupported-media-type",
+            "The body must be JSON",
+            f"Send the body as `Content-Type: application/json` (got {media_type or 'none'!r}).",
+        )
+    try:
+        decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        raise problem(
+            400,
+            "bad-request",
+            "The body does not match its schema",
+            str(exc),
+            extra=[{"message": str(exc), "source": "body"}],
+        ) from None
+    except msgspec.DecodeError as exc:
+        raise problem(400, "bad-request", "The body is not valid JSON", str(exc)) from None
+
+
+def provide_service(state: State) -> Swarm:
+    service: Service = state.service
+    return service
+
+
+async def provide_player(request: Request[Any, Any, State], service: Service) -> Player:
+    token = bearer_token(request)
+    if token is None:
+        raise Unauthorized("Send `Authorization: Bearer <token>`; createGuest gives you one.")
+    return await service.identity.authenticate(token)
+
+
+def bearer_token(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()
+
+
+async def stream_viewer(
+    request: Request[Any, Any, Any],
+    service: Swarm,
+    kind: StreamKind,
+    ident: str,
+    ticket: str | None,
+) -> Viewer:
+    """Who opens a stream: by its ticket (browsers), else by the bearer token."""
+    if ticket is not None:
+        return await service.watching.redeem(ticket, kind, ident)
+    token = bearer_token(request)
+    if token is None:
+        raise Unauthorized(
+            "Send `Authorization: Bearer <token>`, or `?ticket=` from createGameStreamTicket "
+            "or createTableStreamTicket."
+        )
+    player = await service.identity.authenticate(token)
+    return Viewer(player=player, token_hash=token_hash(token))
+
+
+async def provide_viewer(request: Request[Any, Any, Any], player: Caller) -> Viewer:
+    token = bearer_token(request)
+    assert token is not None  # `player` already required it
+    return Viewer(player=player, token_hash=token_hash(token))
+
+
+Service = NamedDependency[Swarm]
+Caller = NamedDependency[Player]
+CallerToken = NamedDependency[Viewer]
+VIEWER = {"viewer": Provide(provide_viewer)}
+
+log = structlog.get_logger(__name__)
+
+AUTH: list[dict[str, list[str]]] = [{"bearer": []}]

@@ -1,0 +1,227 @@
+"""HTTP handlers of games: the caller's view, moves, the log (paged and live), stream tickets,
+the export and the server's own verification. Thin: each calls one use case."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from uuid import UUID
+
+import structlog
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+from litestar.exceptions import ValidationException
+from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent
+
+from service.api.bodies import (
+    HASH_PATTERN,
+    EventPage,
+    HeadText,
+    StreamTicketOut,
+    Verification,
+    VerificationCheck,
+    VerificationStep,
+)
+from service.api.dependencies import (
+    AUTH,
+    VIEWER,
+    Caller,
+    CallerToken,
+    Service,
+    stream_viewer,
+    strict_body,
+)
+from service.api.problems import responses
+from service.api.sse import (
+    NO_ACCESS_LOG,
+    STREAM_DESCRIPTION,
+    STREAM_SECURITY,
+    LastEventId,
+    StreamAfter,
+    Ticket,
+    _server_sent,
+    _stream_responses,
+    _ticket_out,
+)
+from service.domain.audit import Expectations, GameExport, parse_head
+from service.domain.views import GameView
+from service.usecases.play import AnyMove
+
+log = structlog.get_logger(__name__)
+
+
+class GameController(Controller):
+    path = "/games"
+    dependencies = VIEWER
+    before_request = staticmethod(strict_body)
+    tags = ["games"]
+    security = AUTH
+
+    @get("/{game_id:uuid}", operation_id="getGame", responses=responses(400, 401, 403, 404, 503))
+    async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
+        """The caller's view: their hand, the stems, every seat's stings, pile and status, the
+        forecast for each bee in hand, and any too-low choice with the cost of each stem; every
+        bee with its stings beside it. Anyone may look at a game of an online table: without a
+        seat, as a spectator (`you` is null, `hand` empty, no hand shown until the end)."""
+        return await service.play.get_game(player, str(game_id))
+
+    @post(
+        "/{game_id:uuid}/moves",
+        operation_id="submitMove",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    async def submit_move(
+        self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, player: Caller
+    ) -> GameView:
+        """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
+        Bee players react at once. Resending a move with its `move_id` returns the same result
+        and writes nothing; a different move with a `move_id` already used in this game is
+        refused with 409 `move-id-reused`. Integers must be JSON integers (`17`, not `"17"`
+        or `17.0`)."""
+        return await service.play.submit_move(player, str(game_id), data)
+
+    @get(
+        "/{game_id:uuid}/export",
+        operation_id="exportGame",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def export_game(
+        self, game_id: FromPath[UUID], service: Service, player: Caller
+    ) -> GameExport:
+        """After the game: the whole game as one document, its events (each with its hash-chain
+        link) and the revealed deal, for anyone to audit offline with
+        `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
+        return await service.exports.export_game(str(game_id))
+
+    @get(
+        "/{game_id:uuid}/verification",
+        operation_id="verifyGame",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def verify_game(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        expect_commitment: Annotated[
+            str | None,
+            QueryParameter(pattern=HASH_PATTERN, description="The commitment you recorded"),
+        ] = None,
+        expect_fingerprint: Annotated[
+            str | None,
+            QueryParameter(
+                pattern=HASH_PATTERN, description="The fingerprint you recorded before turn 1"
+            ),
+        ] = None,
+        expect_head: Annotated[
+            list[HeadText] | None,
+            QueryParameter(description="A game event's VERSION:HASH you recorded (repeatable)"),
+        ] = None,
+        expect_table_head: Annotated[
+            list[HeadText] | None,
+            QueryParameter(description="A table event's VERSION:HASH you recorded (repeatable)"),
+        ] = None,
+    ) -> Verification:
+        """After the game: the server's own verdict, step by step: the commitment came first,
+        the deal is the fair one (commitment, transcript, deck, deal, fingerprint), the hash
+        chain is whole, every move replays through the rules, and the result stands; held to
+        what you recorded during play (the `expect_*` parameters, as `python -m service audit
+        --expect-*` takes them), each checked by the step that owns it."""
+        try:
+            expect = Expectations(
+                commitment=expect_commitment,
+                fingerprint=expect_fingerprint,
+                heads=tuple(parse_head(h) for h in expect_head or ()),
+                table_heads=tuple(parse_head(h) for h in expect_table_head or ()),
+            )
+        except ValueError as error:
+            raise ValidationException(f"expect_head or expect_table_head: {error}") from None
+        report = await service.exports.verify_game(str(game_id), expect)
+        return Verification(
+            game_id=str(game_id),
+            ok=report.ok,
+            steps=[
+                VerificationStep(
+                    name=step.name,
+                    status=step.status,
+                    reason=step.reason,
+                    version=step.version,
+                    checks=[
+                        VerificationCheck(name=d.name, status=d.status, reason=d.reason)
+                        for d in step.details
+                    ],
+                )
+                for step in report.steps
+            ],
+        )
+
+    @get(
+        "/{game_id:uuid}/events",
+        operation_id="listGameEvents",
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def list_game_events(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        after: Annotated[
+            int, QueryParameter(ge=0, le=2**31 - 1, description="Last version seen")
+        ] = 0,
+        limit: Annotated[int, QueryParameter(ge=1, le=1000)] = 200,
+    ) -> EventPage:
+        """The game's log after version `after`, as the caller may see it: other seats' hands and
+        unrevealed picks are null until the game ends, then everything is shown. Each event
+        has its own schema (`type` tells which); a spectator of an online table sees every
+        hand and unrevealed pick null."""
+        view = await service.play.get_game(player, str(game_id))
+        events = await service.streams.list_game_events(player, str(game_id), after, limit)
+        return EventPage(events=events, game_version=view.version)
+
+    @post(
+        "/{game_id:uuid}/stream-tickets",
+        operation_id="createGameStreamTicket",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def create_game_stream_ticket(
+        self, game_id: FromPath[UUID], service: Service, viewer: CallerToken
+    ) -> StreamTicketOut:
+        """A ticket that opens this game's stream without the bearer token in the URL, for
+        a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
+        (EventSource's reconnects reuse it), is good for this stream only, and dies with the
+        token it was issued for (logout). Spectators of an online table may have one too."""
+        issued = await service.watching.issue_ticket(viewer, "game", str(game_id))
+        return _ticket_out("game", str(game_id), issued.ticket, issued.expires_at)
+
+    @get(
+        "/{game_id:uuid}/stream",
+        operation_id="streamGameEvents",
+        opt={NO_ACCESS_LOG: True},
+        security=STREAM_SECURITY,
+        responses=_stream_responses(STREAM_DESCRIPTION),
+    )
+    async def stream_game_events(
+        self,
+        game_id: FromPath[UUID],
+        request: Request[Any, Any, Any],
+        service: Service,
+        state: State,
+        after: StreamAfter = None,
+        last_event_id: LastEventId = None,
+        ticket: Ticket = None,
+    ) -> ServerSentEvent:
+        """Follow the game live: every event after `after` (or `Last-Event-ID`), as
+        listGameEvents shows it, then each new one as it is recorded, by any server instance.
+        Resume after a disconnect with the last `id` received: nothing is lost or repeated.
+        Anyone may follow a game at an online table: without a seat, as a spectator who sees
+        no hand until the game ends."""
+        viewer = await stream_viewer(request, service, "game", str(game_id), ticket)
+        start = last_event_id if last_event_id is not None else (after or 0)
+        events = await service.streams.follow_game(
+            viewer, str(game_id), start, heartbeat=state.stream_heartbeat
+        )
+        log.info("stream opened", game_id=str(game_id), after=start)
+
+        return _server_sent(events)

@@ -1,0 +1,111 @@
+"""The live streams as Server-Sent Events: the message format, the parameters a stream takes
+(`after`, `Last-Event-ID`, `ticket`), and the encoding of each message."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated
+
+import msgspec
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import HeaderParameter, QueryParameter
+from litestar.response import ServerSentEvent, ServerSentEventMessage
+
+from service.api.bodies import StreamTicketOut
+from service.api.problems import responses
+from service.usecases.streams import AnyLogEntry, entry_type
+
+_EVENT_ENCODER = msgspec.json.Encoder()
+
+NO_ACCESS_LOG = "no_access_log"  # handler opt: skip the request/response logging middleware
+
+SSE_FORMAT = (
+    "Each message is three lines and a blank one: `id: <version>` (send it back as "
+    "`Last-Event-ID`, as EventSource does on its own when it reconnects, to continue after "
+    "it: nothing is lost or repeated), `event: <the event's type>` and `data: <the event>` "
+    "(one line of JSON: `{version, type, recorded_at, hash, data}`, the schema named "
+    "below). While nothing happens a comment line `: heartbeat` comes every 15 seconds. "
+    "Authenticate with `Authorization: Bearer <token>`, or, from a browser, with "
+    "`?ticket=<ticket>` (see the stream ticket operations): never put the bearer token in a "
+    "URL. The stream is closed by the server when the token behind it is revoked (logout) "
+    "or expires; a reconnect is then refused with 401, which makes an EventSource stop."
+)
+
+STREAM_DESCRIPTION = (
+    "A Server-Sent Events stream (`text/event-stream`) of the game's log, with the same "
+    "redaction as listGameEvents (schema `VisibleEvent`). "
+    + SSE_FORMAT
+    + " The stream ends after `game_ended` and the `deal_revealed` written with it: close "
+    "the EventSource then, or it reconnects to an empty stream."
+)
+
+TABLE_STREAM_DESCRIPTION = (
+    "A Server-Sent Events stream (`text/event-stream`) of the table's log (schema "
+    "`TableLogEntry`): seats taken and freed, host changes, each game prepared, opened (its "
+    "`game_id` is in `data`) and finished, pots, and the table closing. "
+    + SSE_FORMAT
+    + " The stream ends after `table_closed`."
+)
+
+
+StreamAfter = Annotated[
+    int | None,
+    QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
+]
+LastEventId = Annotated[
+    int | None,
+    HeaderParameter(
+        name="Last-Event-ID",
+        ge=0,
+        le=2**31 - 1,
+        description="Sent by EventSource on reconnect; wins over `after`",
+    ),
+]
+Ticket = Annotated[
+    str | None,
+    QueryParameter(
+        min_length=1,
+        max_length=128,
+        description=(
+            "A stream ticket (createGameStreamTicket, createTableStreamTicket), for clients "
+            "that cannot send an Authorization header (a browser's EventSource)"
+        ),
+    ),
+]
+STREAM_SECURITY: list[dict[str, list[str]]] = [{"bearer": []}, {"streamTicket": []}]
+
+
+def _stream_responses(description: str) -> dict[int, ResponseSpec]:
+    return {
+        200: ResponseSpec(
+            data_container=str,
+            description=description,
+            media_type="text/event-stream",
+            generate_examples=False,
+        ),
+        **responses(400, 401, 403, 404, 503),
+    }
+
+
+def _server_sent(events: AsyncIterator[AnyLogEntry | None]) -> ServerSentEvent:
+    async def messages() -> AsyncIterator[ServerSentEventMessage]:
+        async for event in events:
+            yield _sse_message(event)
+
+    return ServerSentEvent(messages())
+
+
+def _sse_message(event: AnyLogEntry | None) -> ServerSentEventMessage:
+    if event is None:
+        return ServerSentEventMessage(data=None, comment="heartbeat")
+    return ServerSentEventMessage(
+        data=_EVENT_ENCODER.encode(event).decode("utf-8"),
+        event=entry_type(event),
+        id=event.version,
+    )
+
+
+def _ticket_out(kind: str, ident: str, ticket: str, expires_at: datetime) -> StreamTicketOut:
+    path = f"/{kind}s/{ident}/stream?ticket={ticket}"
+    return StreamTicketOut(ticket=ticket, expires_at=expires_at, stream_url=path)

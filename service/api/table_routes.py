@@ -1,0 +1,312 @@
+"""HTTP handlers of tables: open (solo or online), the lobby, seats, starting, bees, play again,
+seeds, and the table's live stream. Thin: each calls one use case."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+import structlog
+from litestar import Controller, Request, get, post
+from litestar.datastructures import State
+from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.response import ServerSentEvent
+
+from service.api.bodies import (
+    FillWithBeesIn,
+    LobbyPage,
+    OptionalSeedIn,
+    SeedCommitmentIn,
+    SeedIn,
+    SoloTableIn,
+    StreamTicketOut,
+    TableIn,
+    _seed_of,
+)
+from service.api.dependencies import (
+    AUTH,
+    VIEWER,
+    Caller,
+    CallerToken,
+    Service,
+    stream_viewer,
+    strict_body,
+)
+from service.api.problems import responses
+from service.api.sse import (
+    NO_ACCESS_LOG,
+    STREAM_SECURITY,
+    TABLE_STREAM_DESCRIPTION,
+    LastEventId,
+    StreamAfter,
+    Ticket,
+    _server_sent,
+    _stream_responses,
+    _ticket_out,
+)
+from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.rules.events import ClockSettings
+from service.usecases.tables import TableView
+
+log = structlog.get_logger(__name__)
+
+
+class TableController(Controller):
+    path = "/"
+    dependencies = VIEWER
+    before_request = staticmethod(strict_body)
+    tags = ["tables"]
+    security = AUTH
+
+    @post(
+        "/solo-tables",
+        operation_id="createSoloTable",
+        status_code=201,
+        responses=responses(400, 401, 413, 422, 503),
+    )
+    async def create_solo_table(
+        self, data: JSONBody[SoloTableIn], service: Service, player: Caller
+    ) -> TableView:
+        """Sit at seat 1 against bee players (Buzz, Bumble, … in that order); the first game is
+        dealt at once. With `"deal": false` the table opens with the commitment to its first
+        game's deal (`next_game`) and deals when you call startGame, with your seed if you give
+        one (docs/fairness.md). Nothing is timed, paid or recorded."""
+        return await service.tables.create_solo_table(
+            player, data.players, deal=data.deal, level=data.level
+        )
+
+    @post(
+        "/tables",
+        operation_id="createTable",
+        status_code=201,
+        responses=responses(400, 401, 409, 413, 422, 503),
+    )
+    async def create_table(
+        self, data: JSONBody[TableIn], service: Service, player: Caller
+    ) -> TableView:
+        """Open an online table of 2 to 8 seats (4 to start) and take seat 1 as its host. The
+        game starts when the table is full, or when the host starts it with two people or
+        more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
+        exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
+        player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
+        clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
+        return await service.tables.create_table(player, data.seats, data.stake, clock)
+
+    @get(
+        "/tables",
+        operation_id="listTables",
+        responses=responses(400, 401, 503),
+    )
+    async def list_tables(
+        self,
+        service: Service,
+        player: Caller,
+        stake: Annotated[
+            Literal["any", "free", "buy_in"], QueryParameter(description="Free or buy-in tables")
+        ] = "any",
+        has_free_seat: Annotated[
+            bool, QueryParameter(description="Only tables you can join")
+        ] = False,
+        limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    ) -> LobbyPage:
+        """The lobby: open tables, newest first, with seats taken of the total, stake, host and
+        when they opened. Served from a projection written with the tables' events."""
+        tables = await service.tables.list_tables(
+            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
+        )
+        more = len(tables) > limit
+        return LobbyPage(
+            tables=tables[:limit],
+            limit=limit,
+            offset=offset,
+            next_offset=offset + limit if more else None,
+        )
+
+    @get(
+        "/tables/{table_id:uuid}",
+        operation_id="getTable",
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def get_table(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """The table (anyone may look at an online table) and, in `game`, the caller's view of
+        its current game if they were dealt into it."""
+        return await service.tables.get_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/seats",
+        operation_id="joinTable",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def join_table(
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[OptionalSeedIn | None] = None,
+    ) -> TableView:
+        """Take the next free seat. The game starts at once if that fills the table."""
+        return await service.tables.join_table(player, str(table_id), _seed_of(data))
+
+    @post(
+        "/tables/{table_id:uuid}/leave",
+        operation_id="leaveTable",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def leave_table(
+        self, table_id: FromPath[UUID], service: Service, player: Caller
+    ) -> TableView:
+        """Leave the table. During a game you pick no more bees (an unrevealed pick is
+        withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
+        counting; if one person is left they win at once. A host who leaves hands the table
+        to the next person in seat order; a table with nobody left closes."""
+        return await service.tables.leave_table(player, str(table_id))
+
+    @post(
+        "/tables/{table_id:uuid}/start",
+        operation_id="startGame",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def start_game(
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[OptionalSeedIn | None] = None,
+    ) -> TableView:
+        """The host starts the first game: with at least two people seated, or at a solo table
+        opened with `"deal": false`."""
+        return await service.tables.start_game(player, str(table_id), _seed_of(data))
+
+    @post(
+        "/tables/{table_id:uuid}/bees",
+        operation_id="fillWithBees",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def fill_with_bees(
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[FillWithBeesIn | None] = None,
+    ) -> TableView:
+        """On a free table with at least two people, the host fills every empty seat with bee
+        players (Buzz, Bumble, … in that order) of the `level` asked ("heuristic" unless
+        asked), and the game starts at once."""
+        level = data.level if data is not None else DEFAULT_LEVEL
+        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+
+    @post(
+        "/tables/{table_id:uuid}/games",
+        operation_id="playAgain",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    async def play_again(
+        self,
+        table_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        data: JSONBody[OptionalSeedIn | None] = None,
+    ) -> TableView:
+        """After a game ends, deal another to everyone still at the table (free, no buy-in).
+        The new game's id is the last of `games`; followers of the table's stream see it as a
+        `game_opened` event."""
+        return await service.tables.play_again(player, str(table_id), _seed_of(data))
+
+    @post(
+        "/tables/{table_id:uuid}/seed",
+        operation_id="contributeSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 503),
+    )
+    async def contribute_seed(
+        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+    ) -> TableView:
+        """Contribute your seed to the table's next game, whose commitment (`next_game`) is
+        already public. Joining, starting, filling with bees and play again take the same
+        optional `client_seed`. A later seed replaces yours; bee players give none."""
+        return await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+
+    @post(
+        "/tables/{table_id:uuid}/seed-commitment",
+        operation_id="commitSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 503),
+    )
+    async def commit_seed(
+        self,
+        table_id: FromPath[UUID],
+        data: JSONBody[SeedCommitmentIn],
+        service: Service,
+        player: Caller,
+    ) -> TableView:
+        """Commit to a seed for the next game by its hash, keeping the seed to yourself until
+        every seat is bound (docs/fairness.md, "Seeds: commit, then reveal"). When the deal is
+        asked for, seeds close and the game waits for your reveal (revealSeed); a seed not
+        revealed within the reveal window (30 s) is recorded withheld and your seat gets none."""
+        return await service.tables.commit_seed(player, str(table_id), data.seed_hash)
+
+    @post(
+        "/tables/{table_id:uuid}/seed-reveal",
+        operation_id="revealSeed",
+        status_code=200,
+        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    async def reveal_seed(
+        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+    ) -> TableView:
+        """Reveal the seed you committed to, once seeds are closed (`next_game.seeds_closed`);
+        422 if it is not the one committed. The last reveal deals the game."""
+        return await service.tables.reveal_seed(player, str(table_id), data.client_seed)
+
+    @post(
+        "/tables/{table_id:uuid}/stream-tickets",
+        operation_id="createTableStreamTicket",
+        status_code=201,
+        responses=responses(400, 401, 403, 404, 503),
+    )
+    async def create_table_stream_ticket(
+        self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
+    ) -> StreamTicketOut:
+        """A ticket that opens this table's stream without the bearer token in the URL, for
+        a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
+        (EventSource's reconnects reuse it), is good for this stream only, and dies with the
+        token it was issued for (logout)."""
+        issued = await service.watching.issue_ticket(viewer, "table", str(table_id))
+        return _ticket_out("table", str(table_id), issued.ticket, issued.expires_at)
+
+    @get(
+        "/tables/{table_id:uuid}/stream",
+        operation_id="streamTableEvents",
+        opt={NO_ACCESS_LOG: True},
+        security=STREAM_SECURITY,
+        responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
+    )
+    async def stream_table_events(
+        self,
+        table_id: FromPath[UUID],
+        request: Request[Any, Any, Any],
+        service: Service,
+        state: State,
+        after: StreamAfter = None,
+        last_event_id: LastEventId = None,
+        ticket: Ticket = None,
+    ) -> ServerSentEvent:
+        """Follow a table live: seats taken and freed, host changes, each game opened (its id
+        is in the event) and finished, and the table closing. Anyone may follow an online
+        table; a solo table only its player."""
+        viewer = await stream_viewer(request, service, "table", str(table_id), ticket)
+        start = last_event_id if last_event_id is not None else (after or 0)
+        events = await service.streams.follow_table(
+            viewer, str(table_id), start, heartbeat=state.stream_heartbeat
+        )
+        log.info("stream opened", table_id=str(table_id), after=start)
+
+        return _server_sent(events)
