@@ -1,6 +1,6 @@
 """The reference board (issue 14): the browser front end, served as static files at `/`.
 
-The board is plain HTML, CSS and ES modules in `service/api/board/`, with no build step. It is
+The board is plain HTML, CSS and ES modules in `service/board/`, with no build step. It is
 a client like any other: it talks to the service only through the documented operations, over
 the same origin, so serving it here gives it no private door. Files are sent with
 `no-cache` (revalidated on every load), so a new release is picked up without a hard reload.
@@ -14,7 +14,7 @@ from litestar.datastructures import CacheControlHeader
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
-BOARD_DIRECTORY = Path(__file__).parent / "board"
+BOARD_DIRECTORY = Path(__file__).parents[1] / "board"
 
 
 def board_router() -> Router:

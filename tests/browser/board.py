@@ -54,7 +54,10 @@ def game_id(page: Any) -> str:
 
 
 def hand(page: Any) -> list[int]:
-    return [int(b) for b in page.locator(".hand button.bee").evaluate_all("bs => bs.map(b => b.dataset.bee)")]
+    return [
+        int(b)
+        for b in page.locator(".hand button.bee").evaluate_all("bs => bs.map(b => b.dataset.bee)")
+    ]
 
 
 def turn_number(page: Any) -> str:
@@ -87,8 +90,21 @@ def play_turn(page: Any, index: int = 0) -> None:
         bees = page.locator(".hand button.bee")
         before = bees.count()
         bees.nth(min(index, before - 1)).click()
-        page.locator(".hand button.bee.tapped").wait_for()
-        page.get_by_role("button", name="CONFIRM").click()
+        moved_on = (
+            "n => document.querySelector('.result') || document.querySelector('button.take') "
+            "|| document.querySelectorAll('.hand button.bee').length < n"
+        )
+        # On a clock the turn may end first: then the clock flew the bee, and that is all.
+        page.wait_for_function(
+            f"n => document.querySelector('.hand button.bee.tapped') || ({moved_on})(n)", arg=before
+        )
+        confirm = page.get_by_role("button", name="CONFIRM")
+        if not page.locator(".hand button.bee.tapped").count() or confirm.is_disabled():
+            return
+        try:
+            confirm.click(timeout=3000)
+        except Exception:  # the clock ran out in between: the tapped bee flew
+            return
         # Done when the board has drawn the turn's outcome: the bee left the hand, or a stem
         # must be taken, or the game is over.
         page.wait_for_function(
@@ -109,7 +125,8 @@ def play_to_end(page: Any, timeout: float = 120) -> None:
 def verdict(page: Any, timeout: float = 20) -> str:
     """The Meadow log's verdict once the browser has checked the deal: ok or failed."""
     page.wait_for_function(
-        "() => ['ok', 'failed', 'error', 'unavailable'].includes(document.querySelector('.verdict')?.dataset.status)",
+        "() => ['ok', 'failed', 'error', 'unavailable']"
+        ".includes(document.querySelector('.verdict')?.dataset.status)",
         timeout=timeout * 1000,
     )
     return str(page.locator(".verdict").get_attribute("data-status"))
@@ -118,7 +135,10 @@ def verdict(page: Any, timeout: float = 20) -> str:
 def open_meadow(page: Any) -> None:
     toggle = page.get_by_role("button", name="⏱ Meadow log", exact=True)
     if toggle.get_attribute("aria-expanded") != "true":
-        toggle.click()
+        if page.locator(".result").count():  # the result covers the board: its own link
+            page.get_by_role("button", name="open the ⏱ Meadow log").click()
+        else:
+            toggle.click()
     page.locator("#meadow-panel").wait_for()
 
 
@@ -132,8 +152,10 @@ def guest(base: str, name: str) -> dict[str, Any]:
     return body
 
 
-def too_low_game(base: str, name: str = "Ada", tries: int = 200) -> tuple[dict[str, Any], str, int]:
-    """A 2-player solo game whose first turn can be made too low: a hand holding bee 1.
+def too_low_game(
+    base: str, name: str = "Ada", tries: int = 200, players: int = 2
+) -> tuple[dict[str, Any], str, int]:
+    """A solo game (2 players unless told) whose first turn can be made too low: bee 1 in hand.
 
     Bee 1 is the lowest bee of every deck; in a hand it is below every stem's top and below
     every other pick, so confirming it is always too low (seed §5) and the player chooses. The
@@ -142,7 +164,7 @@ def too_low_game(base: str, name: str = "Ada", tries: int = 200) -> tuple[dict[s
     person = guest(base, name)
     headers = {"authorization": f"Bearer {person['token']}"}
     for _ in range(tries):
-        response = httpx.post(f"{base}/solo-tables", json={"players": 2}, headers=headers)
+        response = httpx.post(f"{base}/solo-tables", json={"players": players}, headers=headers)
         response.raise_for_status()
         game = response.json()["game"]
         if 1 in game["hand"]:
@@ -159,7 +181,12 @@ def resume_as(page: Any, base: str, person: dict[str, Any], game: str, mode: str
             localStorage.setItem('swarm.board.place', JSON.stringify(place));
         }""",
         [
-            {"token": person["token"], "player_id": person["player_id"], "name": person["name"], "registered": False},
+            {
+                "token": person["token"],
+                "player_id": person["player_id"],
+                "name": person["name"],
+                "registered": False,
+            },
             {"table_id": None, "game_id": game, "mode": mode},
         ],
     )

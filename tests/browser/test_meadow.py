@@ -23,7 +23,8 @@ def test_the_browsers_derivation_matches_the_documents_test_vectors(page: Any) -
                 const seeds = [];
                 for (let s = 1; s <= players; s++) {
                     const t = v[`client_seed.${s}`];
-                    seeds.push(t === 'none' ? null : t === 'empty' ? new Uint8Array() : f.fromHex(t));
+                    seeds.push(t === 'none' ? null
+                        : t === 'empty' ? new Uint8Array() : f.fromHex(t));
                 }
                 const commit = await f.commitment(v.game_id, seed);
                 const transcript = await f.transcriptHash(v.game_id, players, commit, seeds);
@@ -42,7 +43,8 @@ def test_the_browsers_derivation_matches_the_documents_test_vectors(page: Any) -
             for (const s of shuffles) {
                 const words = s.shuffle_words.split(' ').map(Number);
                 let i = 0;
-                out.push({ shuffle_order: (await f.shuffleWords(Number(s.shuffle_n), async () => words[i++])).join(' ') });
+                const order = await f.shuffleWords(Number(s.shuffle_n), async () => words[i++]);
+                out.push({ shuffle_order: order.join(' ') });
             }
             return out;
         }""",

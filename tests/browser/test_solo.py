@@ -12,7 +12,6 @@ from service.domain.rules.cards import stings
 from tests.browser.board import (
     game_id,
     hand,
-    play_to_end,
     play_turn,
     resume_as,
     start_solo,
@@ -20,6 +19,12 @@ from tests.browser.board import (
     turn_number,
     wait_idle,
 )
+
+
+def picking(page: Any) -> None:
+    """Play on (taking the cheapest stem if a bee was too low) until a bee is to be picked."""
+    while wait_idle(page) == "choosing":
+        play_turn(page)
 
 
 def _api(base: str, page: Any, path: str) -> Any:
@@ -69,7 +74,8 @@ def test_a_whole_solo_game_by_clicking_to_the_result_then_play_again(
     page.locator(".hand button.bee.tapped").wait_for()
     bees.nth(1).click()
     page.wait_for_function(
-        "n => document.querySelector('.hand button.bee.tapped')?.dataset.bee == n", arg=hand(page)[1]
+        "n => document.querySelector('.hand button.bee.tapped')?.dataset.bee == n",
+        arg=hand(page)[1],
     )
     picked = hand(page)[1]
     assert page.locator(".forecast-text").inner_text().startswith(f"Forecast: bee {picked}")
@@ -146,7 +152,7 @@ def test_a_reload_mid_game_resumes_where_it_was(page: Any, board_url: str) -> No
     game = start_solo(page, players=3)
     play_turn(page)
     play_turn(page)
-    wait_idle(page)
+    picking(page)
     page.locator(".hand button.bee").nth(2).click()
     page.locator(".hand button.bee.tapped").wait_for()
     tapped = page.locator(".hand button.bee.tapped").get_attribute("data-bee")
@@ -158,11 +164,11 @@ def test_a_reload_mid_game_resumes_where_it_was(page: Any, board_url: str) -> No
     # The tap was saved by the service as it was made, so it survives the reload.
     assert page.locator(".hand button.bee.tapped").get_attribute("data-bee") == tapped
     version = _api(board_url, page, f"/games/{game}")["version"]
-    page.wait_for_function(
-        "n => document.querySelectorAll('.log .ev').length === n", arg=version
-    )
+    page.wait_for_function("n => document.querySelectorAll('.log .ev').length === n", arg=version)
     page.get_by_role("button", name="CONFIRM").click()
-    page.wait_for_function("t => document.querySelector('.game-bar .turn').textContent !== t", arg=turn)
+    page.wait_for_function(
+        "t => document.querySelector('.game-bar .turn').textContent !== t", arg=turn
+    )
 
     # The setup screen offers the unfinished game after leaving it, too.
     page.goto(board_url + "/#/")
@@ -175,7 +181,12 @@ def test_every_action_by_keyboard_with_accessible_names(page: Any) -> None:
     start_solo(page, players=2)
     assert page.get_by_role("button", name=re.compile(r"^Bee \d+, \d stings?$")).count() == 10
     for n in range(1, 5):
-        assert page.get_by_role("group", name=re.compile(rf"^STEM {n}: \d+ bees?, \d+ stings?")).count() == 1
+        assert (
+            page.get_by_role(
+                "group", name=re.compile(rf"^STEM {n}: \d+ bees?, \d+ stings?")
+            ).count()
+            == 1
+        )
     # Reach the hand with Tab, tap with Enter, move with the arrow key, tap again, CONFIRM.
     for _ in range(40):
         page.keyboard.press("Tab")
@@ -186,8 +197,15 @@ def test_every_action_by_keyboard_with_accessible_names(page: Any) -> None:
     page.keyboard.press("ArrowRight")
     second = page.evaluate("document.activeElement.dataset.bee")
     page.keyboard.press("Enter")
-    page.wait_for_function("n => document.querySelector('.hand button.bee.tapped')?.dataset.bee === n", arg=second)
-    assert page.get_by_role("button", name=re.compile(rf"^Bee {second}, .*tapped")).get_attribute("aria-pressed") == "true"
+    page.wait_for_function(
+        "n => document.querySelector('.hand button.bee.tapped')?.dataset.bee === n", arg=second
+    )
+    assert (
+        page.get_by_role("button", name=re.compile(rf"^Bee {second}, .*tapped")).get_attribute(
+            "aria-pressed"
+        )
+        == "true"
+    )
     for _ in range(20):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.matches('button.confirm')"):
@@ -211,7 +229,10 @@ def test_every_action_by_keyboard_with_accessible_names(page: Any) -> None:
 
 def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_url: str) -> None:
     ctx = browser.new_context(
-        viewport={"width": 375, "height": 812}, reduced_motion="reduce", has_touch=True, is_mobile=True
+        viewport={"width": 375, "height": 812},
+        reduced_motion="reduce",
+        has_touch=True,
+        is_mobile=True,
     )
     try:
         page = ctx.new_page()
@@ -237,3 +258,30 @@ def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
     finally:
         ctx.close()
+
+
+def test_a_dropped_connection_is_retried_from_the_last_event_and_loses_nothing(
+    page: Any, board_url: str
+) -> None:
+    game = start_solo(page, players=3)
+    play_turn(page)
+    picking(page)
+    page.route("**/games/*/events?*", lambda route: route.abort("connectionreset"))
+    before = hand(page)
+    page.locator(".hand button.bee").first.click()
+    page.locator(".hand button.bee.tapped").wait_for()
+    page.get_by_role("button", name="CONFIRM").click()
+    problem = page.locator("#problem .problem")
+    problem.wait_for(timeout=20_000)
+    assert "No connection" in problem.inner_text() and "retrying" in problem.inner_text()
+    page.unroute("**/games/*/events?*")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.hand button.bee').length < n",
+        arg=len(before),
+        timeout=30_000,
+    )
+    version = _api(board_url, page, f"/games/{game}")["version"]
+    page.wait_for_function("n => document.querySelectorAll('.log .ev').length === n", arg=version)
+    versions = page.locator(".log .ev").evaluate_all("es => es.map(e => Number(e.dataset.version))")
+    assert sorted(versions) == list(range(1, version + 1))
+    assert page.locator("#problem .problem").count() == 0

@@ -258,9 +258,12 @@ export function lobbyScreen(app, container) {
 
   // Open a table with its settings.
   const seats = h("select", { name: "seats" }, PLAYERS.map((n) => h("option", { value: n, selected: n === 4 }, plural(n, "seat"))));
-  const kindFree = h("input", { type: "radio", name: "kind", value: "free", checked: true });
-  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in" });
-  const stake = h("input", { type: "number", name: "stake", min: 1, max: 1000000, value: 100, step: 10 });
+  const stake = h("input", { type: "number", name: "stake", min: 1, max: 1000000, value: 100, step: 1, disabled: true, "aria-label": "Buy-in in coins" });
+  const kindChanged = () => {
+    stake.disabled = !kindBuy.checked;
+  };
+  const kindFree = h("input", { type: "radio", name: "kind", value: "free", checked: true, onchange: kindChanged });
+  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged });
   const turn = h("input", { type: "number", name: "turn_seconds", min: 1, max: 600, value: 20 });
   const choice = h("input", { type: "number", name: "choice_seconds", min: 1, max: 600, value: 10 });
   const open = async (e) => {
@@ -304,7 +307,7 @@ export function lobbyScreen(app, container) {
             { class: "kind" },
             h("legend", {}, "Table"),
             h("label", { class: "check" }, kindFree, " Free"),
-            h("label", { class: "check" }, kindBuy, " Buy-in ", stake),
+            h("div", { class: "row" }, h("label", { class: "check" }, kindBuy, " Buy-in 💰"), stake),
             me.registered ? null : h("small", {}, "A buy-in table needs an account.")
           ),
           field("Seconds a turn", turn),

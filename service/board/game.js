@@ -140,12 +140,11 @@ export class GameScreen {
         return;
       }
     }
-    const flew = this.flying;
-    this.flying = false;
     // A view is drawn once the animation has caught up with it, and never while a move of
     // this person's is on its way: an older view would undo what they just did on screen.
     if (this.inFlight) return;
-    if (this.view.version <= this.shownVersion && (this.view !== this.shown || flew)) {
+    if (this.view.version <= this.shownVersion && (this.view !== this.shown || this.flying)) {
+      this.flying = false;
       const ended = this.view.phase === "ended" && this.shown.phase !== "ended";
       this.show(this.view);
       this.render();
