@@ -116,7 +116,7 @@ export const api = {
   leaderboard: (by = "wins", offset = 0, limit = 20) =>
     call("GET", `/leaderboard?${q({ by, offset, limit })}`),
 
-  createSoloTable: (players) => call("POST", "/solo-tables", { players }),
+  createSoloTable: (players, deal = true) => call("POST", "/solo-tables", { players, deal }),
   createTable: (settings) => call("POST", "/tables", settings),
   listTables: ({ stake = "any", hasFreeSeat = false, offset = 0, limit = 20 } = {}) =>
     call("GET", `/tables?${q({ stake, has_free_seat: hasFreeSeat, offset, limit })}`),

@@ -668,6 +668,9 @@ export class GameScreen {
           : `Forecast: bee ${forecast.bee} would land on STEM ${forecast.stem}.`;
       forecastText += " Lower bees fly first and can change that.";
     } else if (v.phase === "picking") forecastText = "Tap a bee to see where it would land.";
+    else if (v.phase === "choosing") {
+      forecastText = v.choice?.yours ? `Bee ${v.choice.bee} waits for the stem you TAKE.` : "Waiting for a stem to be taken.";
+    }
     replace(
       this.hand,
       h(

@@ -58,7 +58,10 @@ export function setupScreen(app, container) {
     event.preventDefault();
     try {
       await ensureIdentity(name.value);
-      const table = await api.createSoloTable(players);
+      // Open the table with its commitment only, then deal with a seed of this browser's, so
+      // even the first game is one the server could not have chosen (docs/fairness.md).
+      const open = await api.createSoloTable(players, false);
+      const table = await api.startGame(open.table_id, rememberSeed(open));
       savePlace({ table_id: table.table_id, game_id: table.game.game_id, mode: "solo" });
       app.go(`#/game/${table.game.game_id}`);
     } catch (problem) {

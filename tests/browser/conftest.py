@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser.board import CHROMIUM, chromium_missing, launch
+from tests.browser.board import CHROMIUM, chromium_missing, launch, lowest_bee_too_low
+from tests.deals import seeds_where
 from tests.live_server import serve
 
 MISSING = chromium_missing()
@@ -49,6 +50,15 @@ def board_url(database_url: str) -> Iterator[str]:
     from service.api.app import create_app
 
     yield from serve(create_app(database_url))
+
+
+@pytest.fixture(scope="session")
+def too_low_url(database_url: str) -> Iterator[str]:
+    """An app whose every 2-seat solo deal gives seat 1 a bee that is too low on turn 1: its
+    server seeds are searched for that deal (tests/deals.py), the same on every run."""
+    from service.api.app import create_app
+
+    yield from serve(create_app(database_url, server_seeds=seeds_where(2, lowest_bee_too_low)))
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typing import Any
 from tests.browser.board import (
     chromium_missing,
     launch,
+    lowest_bee_too_low,
     open_meadow,
     play_to_end,
     play_turn,
@@ -23,6 +24,7 @@ from tests.browser.board import (
     verdict,
     wait_idle,
 )
+from tests.deals import seeds_where
 from tests.live_server import serve
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "board"
@@ -54,6 +56,9 @@ def main() -> int:
         migrate(url)
         server = serve(create_app(url))
         base = next(server)
+        # A second app whose 4-seat deals give seat 1 a bee that is too low on turn 1.
+        rigged = serve(create_app(url, server_seeds=seeds_where(4, lowest_bee_too_low)))
+        rigged_base = next(rigged)
         browser = launch(playwright)
         try:
             ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
@@ -80,8 +85,8 @@ def main() -> int:
 
             ctx = browser.new_context(viewport=DESKTOP, reduced_motion="reduce")
             page = ctx.new_page()
-            person, game, bee = too_low_game(base, players=4)
-            resume_as(page, base, person, game)
+            person, game, bee = too_low_game(rigged_base, players=4)
+            resume_as(page, rigged_base, person, game)
             page.locator(f'.hand button.bee[data-bee="{bee}"]').click()
             page.locator(".hand button.bee.tapped").wait_for()
             page.get_by_role("button", name="CONFIRM").click()
@@ -109,6 +114,7 @@ def main() -> int:
             ctx.close()
         finally:
             browser.close()
+            rigged.close()
             server.close()
     return 0
 

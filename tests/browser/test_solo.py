@@ -114,16 +114,16 @@ def test_a_whole_solo_game_by_clicking_to_the_result_then_play_again(
     assert _api(board_url, page, f"/games/{second}")["table_id"] == view["table_id"]
 
 
-def test_a_too_low_bee_chooses_its_stem_by_clicking_take(page: Any, board_url: str) -> None:
-    person, game, bee = too_low_game(board_url)
-    resume_as(page, board_url, person, game)
+def test_a_too_low_bee_chooses_its_stem_by_clicking_take(page: Any, too_low_url: str) -> None:
+    person, game, bee = too_low_game(too_low_url)
+    resume_as(page, too_low_url, person, game)
     page.get_by_role("button", name=re.compile(rf"^Bee {bee}, ")).click()
     page.locator(".hand button.bee.tapped").wait_for()
     assert "too low" in page.locator(".forecast-text").inner_text()
     page.get_by_role("button", name="CONFIRM").click()
     page.locator("button.take").first.wait_for()
 
-    view = _api(board_url, page, f"/games/{game}")
+    view = _api(too_low_url, page, f"/games/{game}")
     choice = view["choice"]
     assert view["phase"] == "choosing" and choice["yours"] and choice["bee"] == bee
     # TAKE and its cost on every stem; the banner names the cheapest.
@@ -139,7 +139,7 @@ def test_a_too_low_bee_chooses_its_stem_by_clicking_take(page: Any, board_url: s
     page.locator("button.take").first.wait_for(state="detached")
     wait_idle(page)
     assert turn_number(page) == "Turn 2 of 10"
-    log = _api(board_url, page, f"/games/{game}/events?after=0")
+    log = _api(too_low_url, page, f"/games/{game}/events?after=0")
     taken = next(e["data"] for e in log["events"] if e["type"] == "stem_taken")
     assert taken["stem"] == dearest["stem"] and taken["chosen_by"] == "player"
     me = page.locator(".scores .seat.me .count b").inner_text()
