@@ -185,7 +185,9 @@ export class MeadowLog {
       h("dt", {}, "Commitment, first shown"),
       h("dd", { class: "hex" }, rec.commitment ?? "not yet"),
       h("dt", {}, "Fingerprint, before turn 1"),
-      h("dd", { class: "hex" }, rec.fingerprint ?? "not yet")
+      h("dd", { class: "hex" }, rec.fingerprint ?? "not yet"),
+      rec.seed ? h("dt", {}, "Your seed") : null,
+      rec.seed ? h("dd", { class: "hex" }, rec.seed) : null
     );
     if (!v) {
       replace(box, h("p", { class: "verdict-title" }, "⏳ The deal is checked when the game ends."), lines);

@@ -61,8 +61,11 @@ def too_low_url(database_url: str) -> Iterator[str]:
     yield from serve(create_app(database_url, server_seeds=seeds_where(2, lowest_bee_too_low)))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One Chromium per test module. Not per session: Playwright's sync API keeps an event loop
+    running in this thread while it is started, and the async tests of later modules need the
+    thread's loop to themselves."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
