@@ -39,7 +39,8 @@ def test_register_then_profile_leaderboard_and_log_out(page: Any, board_url: str
     page.get_by_role("heading", name="Leaderboard").wait_for()
     page.get_by_role("link", name="By XP").click()
     page.wait_for_url("**/#/leaderboard/xp")
-    assert page.get_by_role("link", name="By XP").get_attribute("aria-current") == "page"
+    page.locator('.tabs a[aria-current="page"]', has_text="By XP").wait_for()
+    assert page.get_by_role("link", name="By wins").get_attribute("aria-current") is None
 
     page.goto(board_url + "/#/profile")
     page.get_by_role("button", name="Log out").click()
