@@ -1,11 +1,12 @@
 // The only module that talks to the service. It uses the documented operations (see /docs) over
 // the same origin, exactly as any third-party client would, and nothing else.
 //
-// Following a game: EventSource cannot send an Authorization header, so until the API offers a
-// stream ticket (issue 11) `followGame` polls listGameEvents from the last version it has. It
-// is the one place to swap for `new EventSource(url)`: the callback contract (events in
-// version order, none lost, none repeated; resume after the last version) stays the same, and
-// EventSource's own reconnect sends Last-Event-ID as `after` does here.
+// Following a game: `followGame` opens the game's Server-Sent Events stream with EventSource,
+// authenticated by a short-lived stream ticket (createGameStreamTicket: EventSource cannot send
+// an Authorization header, and the bearer token never goes in a URL). EventSource reconnects on
+// its own with Last-Event-ID; when the ticket has expired, a new one is asked for and the stream
+// reopened after the last version received. Without EventSource it polls listGameEvents. Either
+// way the contract is the same: events in version order, none lost, none repeated.
 
 const SESSION_KEY = "swarm.board.session";
 const PLACE_KEY = "swarm.board.place";
@@ -128,6 +129,7 @@ export const api = {
   playAgain: (id, seed) => call("POST", `/tables/${id}/games`, { client_seed: seed }),
 
   getGame: (id) => call("GET", `/games/${id}`),
+  gameStreamTicket: (id) => call("POST", `/games/${id}/stream-tickets`),
   move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
   listGameEvents: (id, after = 0, limit = 200) =>
     call("GET", `/games/${id}/events?${q({ after, limit })}`),
@@ -136,7 +138,89 @@ export const api = {
 // Every event of a game after version `after`, in order, each once. `onEvents(events)` gets
 // each new batch; `onError(problem)` a failure (the feed keeps retrying, with backoff, from the
 // last version it delivered, so nothing is lost). `poke()` asks at once (after a move).
-export function followGame(gameId, after, { onEvents, onError, onRecover, interval = 700 }) {
+const GAME_EVENT_TYPES = [
+  "deal_committed", "game_started", "turn_started", "bee_tapped", "pick_confirmed",
+  "picks_revealed", "bee_landed", "stem_choice_required", "stem_taken", "seat_left",
+  "game_ended", "deal_revealed",
+];
+
+export function followGame(gameId, after, handlers) {
+  if (typeof EventSource === "undefined") return pollGame(gameId, after, handlers);
+  const { onEvents, onError, onRecover } = handlers;
+  let last = after;
+  let source = null;
+  let stopped = false;
+  let failures = 0;
+  let timer = null;
+  let batch = [];
+
+  // Messages arriving together are handed over together, as one poll would.
+  const flush = () => {
+    const events = batch;
+    batch = [];
+    if (events.length && !stopped) onEvents(events);
+  };
+  const receive = (message) => {
+    const event = JSON.parse(message.data);
+    if (event.version <= last) return;
+    last = event.version;
+    if (failures && onRecover) onRecover();
+    failures = 0;
+    if (!batch.length) queueMicrotask(flush);
+    batch.push(event);
+    if (event.type === "deal_revealed") close(); // the stream's last event
+  };
+  const close = () => {
+    source?.close();
+    source = null;
+  };
+
+  async function open() {
+    if (stopped) return;
+    close();
+    let ticket;
+    try {
+      ticket = await api.gameStreamTicket(gameId);
+    } catch (problem) {
+      return retry(problem);
+    }
+    if (stopped) return;
+    const url = `${ticket.stream_url}${ticket.stream_url.includes("?") ? "&" : "?"}after=${last}`;
+    source = new EventSource(url);
+    for (const type of GAME_EVENT_TYPES) source.addEventListener(type, receive);
+    source.onmessage = receive;
+    source.onerror = () => {
+      // CONNECTING: EventSource retries by itself with Last-Event-ID. CLOSED: it gave up (the
+      // ticket expired, or the stream ended): open again with a new ticket after `last`.
+      if (source?.readyState === EventSource.CLOSED) retry(new Problem(0, null));
+      else if (onError) onError(new Problem(0, null), ++failures);
+    };
+  }
+
+  function retry(problem) {
+    failures += 1;
+    if (onError && !stopped) onError(problem, failures);
+    if ([401, 403, 404].includes(problem.status)) return;
+    clearTimeout(timer);
+    timer = setTimeout(open, Math.min(500 * 2 ** failures, 8000));
+  }
+
+  open();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      close();
+    },
+    poke() {}, // the stream pushes every event as it is recorded
+    get version() {
+      return last;
+    },
+  };
+}
+
+// The same contract by polling listGameEvents, for browsers without EventSource.
+function pollGame(gameId, after, { onEvents, onError, onRecover, interval = 700 }) {
   let last = after;
   let stopped = false;
   let timer = null;
