@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile documents fuzz faults leaks race
+.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,11 @@ run: $(VENV)/.installed
 migrate: $(VENV)/.installed
 	$(PY) -m service migrate
 
+# The browser tests (tests/browser/) need Debian's Chromium at /usr/bin/chromium; without it
+# they are skipped, and both this line and pytest's summary say so in red.
 test: $(VENV)/.installed
+	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
+	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
 	$(PY) -m pytest -q
 
 lint: $(VENV)/.installed
@@ -73,3 +77,8 @@ leaks: $(VENV)/.installed
 # `make test` races 2 games.
 race: $(VENV)/.installed
 	SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/e2e/test_racing_moves.py
+
+# Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
+# Chromium against a throw-away database.
+screenshots: $(VENV)/.installed
+	$(PY) -m tests.browser.screenshots

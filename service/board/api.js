@@ -1,0 +1,313 @@
+// The only module that talks to the service. It uses the documented operations (see /docs) over
+// the same origin, exactly as any third-party client would, and nothing else.
+//
+// Following a game: `followGame` opens the game's Server-Sent Events stream with EventSource,
+// authenticated by a short-lived stream ticket (createGameStreamTicket: EventSource cannot send
+// an Authorization header, and the bearer token never goes in a URL). EventSource reconnects on
+// its own with Last-Event-ID; when the ticket has expired, a new one is asked for and the stream
+// reopened after the last version received. Without EventSource it polls listGameEvents. Either
+// way the contract is the same: events in version order, none lost, none repeated.
+
+const SESSION_KEY = "swarm.board.session";
+const PLACE_KEY = "swarm.board.place";
+
+// What a person can do about each kind of refusal, under the problem's own title.
+const ADVICE = {
+  400: "The board sent something the service did not accept. Reload the page and try again.",
+  401: "Your identity has expired or was revoked. Choose a name again, or log in.",
+  403: "That is not yours to do at this table.",
+  404: "It no longer exists. Go back to the lobby or to setup.",
+  409: "The game moved on before your action arrived. The board has caught up; try again.",
+  413: "That was too large to send.",
+  415: "The board sent something the service did not accept. Reload the page.",
+  422: "Check the values and try again.",
+  429: "Too many requests at once. Wait a moment, then try again.",
+  503: "The service is busy or restarting. Wait a few seconds and try again.",
+};
+const NETWORK_ADVICE = "The server can't be reached. Check that it is running; the board keeps retrying.";
+
+export class Problem extends Error {
+  constructor(status, body) {
+    super(body?.title ?? `HTTP ${status}`);
+    this.status = status;
+    this.title = body?.title ?? (status ? `The service answered ${status}` : "No connection");
+    this.detail = body?.detail ?? null;
+    this.code = body?.code ?? body?.extra?.code ?? null;
+    this.advice = status ? ADVICE[status] ?? "Try again in a moment." : NETWORK_ADVICE;
+  }
+}
+
+export function session() {
+  try {
+    return JSON.parse(localStorage.getItem(SESSION_KEY) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+export function saveSession(value) {
+  if (value) localStorage.setItem(SESSION_KEY, JSON.stringify(value));
+  else localStorage.removeItem(SESSION_KEY);
+}
+
+// Where this browser last sat (no listMyGames yet: issue 11): {table_id, game_id, mode}.
+export function place() {
+  try {
+    return JSON.parse(localStorage.getItem(PLACE_KEY) ?? "null");
+  } catch {
+    return null;
+  }
+}
+
+export function savePlace(value) {
+  if (value) localStorage.setItem(PLACE_KEY, JSON.stringify(value));
+  else localStorage.removeItem(PLACE_KEY);
+}
+
+async function call(method, path, body) {
+  const headers = { accept: "application/json" };
+  const token = session()?.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  let response;
+  try {
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new Problem(0, null);
+  }
+  if (response.status === 204) return null;
+  const text = await response.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new Problem(response.status, data);
+  return data;
+}
+
+const q = (params) =>
+  new URLSearchParams(
+    Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== "")
+  ).toString();
+
+// A fresh random seed for the next deal (docs/fairness.md): the board gives one whenever it
+// may, so the server cannot have chosen the deal.
+export function newClientSeed() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function moveId() {
+  return crypto.randomUUID ? crypto.randomUUID() : newClientSeed();
+}
+
+export const api = {
+  createGuest: (name) => call("POST", "/guests", { name }),
+  register: (name, password) => call("POST", "/accounts", { name, password }),
+  login: (name, password) => call("POST", "/sessions", { name, password }),
+  logout: () => call("DELETE", "/sessions/current"),
+  me: () => call("GET", "/me"),
+  player: (id) => call("GET", `/players/${id}`),
+  leaderboard: (by = "wins", offset = 0, limit = 20) =>
+    call("GET", `/leaderboard?${q({ by, offset, limit })}`),
+
+  createSoloTable: (players, deal = true) => call("POST", "/solo-tables", { players, deal }),
+  createTable: (settings) => call("POST", "/tables", settings),
+  listTables: ({ stake = "any", hasFreeSeat = false, offset = 0, limit = 20 } = {}) =>
+    call("GET", `/tables?${q({ stake, has_free_seat: hasFreeSeat, offset, limit })}`),
+  getTable: (id) => call("GET", `/tables/${id}`),
+  joinTable: (id, seed) => call("POST", `/tables/${id}/seats`, { client_seed: seed }),
+  leaveTable: (id) => call("POST", `/tables/${id}/leave`),
+  startGame: (id, seed) => call("POST", `/tables/${id}/start`, { client_seed: seed }),
+  fillWithBees: (id, seed) => call("POST", `/tables/${id}/bees`, { client_seed: seed }),
+  playAgain: (id, seed) => call("POST", `/tables/${id}/games`, { client_seed: seed }),
+
+  getGame: (id) => call("GET", `/games/${id}`),
+  gameStreamTicket: (id) => call("POST", `/games/${id}/stream-tickets`),
+  move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
+  listGameEvents: (id, after = 0, limit = 200) =>
+    call("GET", `/games/${id}/events?${q({ after, limit })}`),
+};
+
+// Every event of a game after version `after`, in order, each once. `onEvents(events)` gets
+// each new batch; `onError(problem)` a failure (the feed keeps retrying, with backoff, from the
+// last version it delivered, so nothing is lost). `poke()` asks at once (after a move).
+const GAME_EVENT_TYPES = [
+  "deal_committed", "game_started", "turn_started", "bee_tapped", "pick_confirmed",
+  "picks_revealed", "bee_landed", "stem_choice_required", "stem_taken", "seat_left",
+  "game_ended", "deal_revealed",
+];
+
+export function followGame(gameId, after, handlers) {
+  if (typeof EventSource === "undefined") return pollGame(gameId, after, handlers);
+  const { onEvents, onError, onRecover } = handlers;
+  let last = after;
+  let source = null;
+  let stopped = false;
+  let failures = 0;
+  let timer = null;
+  let batch = [];
+
+  // Messages arriving together are handed over together, as one poll would.
+  const flush = () => {
+    const events = batch;
+    batch = [];
+    if (events.length && !stopped) onEvents(events);
+  };
+  const receive = (message) => {
+    const event = JSON.parse(message.data);
+    if (event.version <= last) return;
+    last = event.version;
+    if (failures && onRecover) onRecover();
+    failures = 0;
+    if (!batch.length) queueMicrotask(flush);
+    batch.push(event);
+    if (event.type === "deal_revealed") close(); // the stream's last event
+  };
+  const close = () => {
+    source?.close();
+    source = null;
+  };
+
+  async function open() {
+    if (stopped) return;
+    close();
+    let ticket;
+    try {
+      ticket = await api.gameStreamTicket(gameId);
+    } catch (problem) {
+      return retry(problem);
+    }
+    if (stopped) return;
+    const url = `${ticket.stream_url}${ticket.stream_url.includes("?") ? "&" : "?"}after=${last}`;
+    source = new EventSource(url);
+    for (const type of GAME_EVENT_TYPES) source.addEventListener(type, receive);
+    source.onmessage = receive;
+    source.onerror = () => {
+      // CONNECTING: EventSource retries by itself with Last-Event-ID. CLOSED: it gave up (the
+      // ticket expired, or the stream ended): open again with a new ticket after `last`.
+      if (source?.readyState === EventSource.CLOSED) retry(new Problem(0, null));
+      else if (onError) onError(new Problem(0, null), ++failures);
+    };
+  }
+
+  function retry(problem) {
+    failures += 1;
+    if (onError && !stopped) onError(problem, failures);
+    if ([401, 403, 404].includes(problem.status)) return;
+    clearTimeout(timer);
+    timer = setTimeout(open, Math.min(500 * 2 ** failures, 8000));
+  }
+
+  open();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      close();
+    },
+    poke() {}, // the stream pushes every event as it is recorded
+    get version() {
+      return last;
+    },
+  };
+}
+
+// The same contract by polling listGameEvents, for browsers without EventSource.
+function pollGame(gameId, after, { onEvents, onError, onRecover, interval = 700 }) {
+  let last = after;
+  let stopped = false;
+  let timer = null;
+  let failures = 0;
+  let running = false;
+  let again = false;
+
+  async function tick() {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    clearTimeout(timer);
+    try {
+      for (;;) {
+        const page = await api.listGameEvents(gameId, last, 200);
+        const fresh = page.events.filter((e) => e.version > last);
+        if (fresh.length) {
+          last = fresh[fresh.length - 1].version;
+          if (!stopped) onEvents(fresh);
+        }
+        if (page.events.length < 200) break;
+      }
+      if (failures && onRecover) onRecover();
+      failures = 0;
+    } catch (problem) {
+      failures += 1;
+      if (onError && !stopped) onError(problem, failures);
+      if (problem.status === 401 || problem.status === 403 || problem.status === 404) {
+        stopped = true;
+      }
+    } finally {
+      running = false;
+    }
+    if (stopped) return;
+    const wait = failures ? Math.min(interval * 2 ** failures, 8000) : interval;
+    timer = setTimeout(tick, again ? 0 : wait);
+    again = false;
+  }
+
+  timer = setTimeout(tick, 0);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+    poke() {
+      tick();
+    },
+    get version() {
+      return last;
+    },
+  };
+}
+
+// A table as getTable shows it, whenever it changes (no table-event listing exists, and the
+// table stream needs the same ticket as the game's: issue 11).
+export function watchTable(tableId, { onTable, onError, interval = 1000 }) {
+  let stopped = false;
+  let timer = null;
+  let seen = null;
+  async function tick() {
+    if (stopped) return;
+    try {
+      const table = await api.getTable(tableId);
+      const key = JSON.stringify([table.status, table.seats, table.games, table.host, table.next_game]);
+      if (key !== seen && !stopped) {
+        seen = key;
+        onTable(table);
+      }
+    } catch (problem) {
+      if (onError && !stopped) onError(problem);
+      if (problem.status === 404 || problem.status === 401) stopped = true;
+    }
+    if (!stopped) timer = setTimeout(tick, interval);
+  }
+  timer = setTimeout(tick, 0);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+    poke() {
+      clearTimeout(timer);
+      tick();
+    },
+  };
+}

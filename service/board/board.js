@@ -1,0 +1,107 @@
+// The reference board: the app shell, the router (#/…), the header and the problem banner.
+
+import { session } from "./api.js";
+import { h, replace } from "./dom.js";
+import { GameScreen } from "./game.js";
+import { accountScreen, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
+
+class App {
+  constructor() {
+    this.main = document.getElementById("main");
+    this.header = document.getElementById("identity");
+    this.problemBox = document.getElementById("problem");
+    this.cleanup = null;
+    this.meadowOpen = false;
+    window.addEventListener("hashchange", () => this.route());
+  }
+
+  go(hash) {
+    if (location.hash === hash) this.route();
+    else location.hash = hash;
+  }
+
+  refreshHeader() {
+    const me = session();
+    replace(
+      this.header,
+      me?.token
+        ? h("a", { href: "#/profile", class: "me-chip", "aria-label": `Your profile: ${me.name}` }, me.registered ? "👤 " : "🙂 ", me.name, me.registered ? "" : " · guest")
+        : h("a", { href: "#/account", class: "me-chip" }, "Log in")
+    );
+    for (const link of document.querySelectorAll("nav a[data-route]")) {
+      const here = (location.hash || "#/").startsWith(link.getAttribute("href")) && (link.getAttribute("href") !== "#/" || ["", "#/", "#"].includes(location.hash));
+      if (here) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+  }
+
+  showProblem(problem, { quiet = false } = {}) {
+    if (problem?.status === 401) {
+      // The token is gone (expired or revoked): forget it so the next action makes a new one.
+      localStorage.removeItem("swarm.board.session");
+      this.refreshHeader();
+    }
+    replace(
+      this.problemBox,
+      h(
+        "div",
+        { class: ["problem", quiet && "quiet"], role: "alert" },
+        h("b", { class: "problem-title" }, problem?.title ?? "Something went wrong"),
+        problem?.detail ? h("span", { class: "problem-detail" }, ` ${problem.detail}`) : null,
+        h("span", { class: "problem-advice" }, ` ${problem?.advice ?? "Try again."}`),
+        h("button", { class: "ghost-btn small", "aria-label": "Dismiss", onclick: () => this.clearProblem() }, "✕")
+      )
+    );
+  }
+
+  clearProblem() {
+    replace(this.problemBox);
+  }
+
+  async route() {
+    this.cleanup?.();
+    this.cleanup = null;
+    this.clearProblem();
+    this.refreshHeader();
+    const [, screen, arg] = (location.hash || "#/").split("/");
+    document.body.dataset.screen = screen || "setup";
+    try {
+      switch (screen) {
+        case "game": {
+          const game = new GameScreen(this, arg);
+          this.cleanup = () => game.unmount();
+          this.game = game;
+          await game.mount(this.main);
+          break;
+        }
+        case "lobby":
+          this.cleanup = lobbyScreen(this, this.main);
+          break;
+        case "table":
+          this.cleanup = tableScreen(this, this.main, arg);
+          break;
+        case "account":
+          accountScreen(this, this.main);
+          break;
+        case "profile":
+          await profileScreen(this, this.main);
+          break;
+        case "leaderboard":
+          await leaderboardScreen(this, this.main, arg === "xp" ? "xp" : "wins");
+          break;
+        default:
+          setupScreen(this, this.main);
+      }
+    } catch (problem) {
+      this.showProblem(problem);
+      if (screen === "game" && (problem.status === 404 || problem.status === 403)) {
+        localStorage.removeItem("swarm.board.place");
+      }
+    }
+    this.main.focus({ preventScroll: true });
+  }
+}
+
+const app = new App();
+window.swarmBoard = app; // for people poking at it in the console
+app.route();

@@ -1,0 +1,828 @@
+// The game screen: the hand along the bottom, the stems in the middle, every seat's stings down
+// the side (along the top on a phone). It draws from the latest view the service returned and
+// animates the difference from the game's events: the picks revealed low → high, then the bees
+// flying in one at a time, lowest first.
+
+import { api, followGame, newClientSeed, savePlace, watchTable } from "./api.js";
+import { h, motionMs, plural, replace, sleep } from "./dom.js";
+import { MeadowLog, remember } from "./meadow.js";
+import { pileStings, stingWord, stings } from "./stings.js";
+
+const TURNS = 10;
+const CAPACITY = 5;
+// Events that move bees on the board: while they play, the hand waits.
+const MOVING = new Set(["picks_revealed", "bee_landed", "stem_taken", "stem_choice_required"]);
+
+export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
+  const n = stings(bee);
+  return h(
+    tag,
+    {
+      class: ["bee", `s${n}`, attrs.class],
+      "aria-label": label ?? `Bee ${bee}, ${stingWord(n)}`,
+      ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")),
+    },
+    h("span", { class: "num", "aria-hidden": "true" }, String(bee)),
+    h("span", { class: "stings", "aria-hidden": "true" }, "▼".repeat(n))
+  );
+}
+
+export class GameScreen {
+  constructor(app, gameId) {
+    this.app = app;
+    this.gameId = gameId;
+    this.view = null; // the latest view from the service
+    this.shown = null; // the view the board is drawing
+    this.model = null; // stems and stings as drawn, moved on by events while animating
+    this.queue = [];
+    this.animating = false;
+    this.lastEvent = 0; // the highest event version received
+    this.shownVersion = 0; // the events the drawing reflects
+    this.clock = null; // {turn_seconds, choice_seconds}
+    this.notices = [];
+    this.leaving = false;
+    this.tapping = null;
+    this.root = h("div", { class: "game-screen" });
+  }
+
+  async mount(container) {
+    replace(container, this.root);
+    const view = await api.getGame(this.gameId);
+    this.table = await api.getTable(view.table_id).catch(() => null);
+    this.mode = this.table?.mode ?? "solo";
+    this.clock = this.table?.clock ?? null;
+    savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode });
+    this.view = view;
+    this.show(view);
+    this.shownVersion = view.version;
+    this.meadow = new MeadowLog(this.gameId, { you: view.you, nameOf: (s) => this.nameOf(s) });
+    this.feed = followGame(this.gameId, 0, {
+      onEvents: (events) => this.onEvents(events),
+      onError: (problem, failures) => {
+        if (failures >= 2 || problem.status) this.app.showProblem(problem, { quiet: problem.status === 0 });
+      },
+      onRecover: () => this.app.clearProblem(),
+    });
+    this.ticker = setInterval(() => this.tick(), 200);
+    this.keys = (e) => this.onKey(e);
+    document.addEventListener("keydown", this.keys);
+    this.render();
+  }
+
+  unmount() {
+    document.body.classList.remove("meadow-open");
+    this.feed?.stop();
+    this.tableWatch?.stop();
+    clearInterval(this.ticker);
+    document.removeEventListener("keydown", this.keys);
+  }
+
+  nameOf(seat) {
+    return (this.shown ?? this.view)?.seats.find((s) => s.seat === seat)?.name;
+  }
+
+  who(seat) {
+    return seat === this.shown?.you ? "You" : this.nameOf(seat) ?? `Seat ${seat}`;
+  }
+
+  show(view) {
+    this.shown = view;
+    if (!this.inFlight) {
+      // Views are drawn only once every move sent is answered: this one has them all, so
+      // what the board showed ahead of the service (a tap, a confirm, a take) is in it now.
+      this.tapping = null;
+      this.confirming = null;
+      this.taking = null;
+    }
+    this.model = {
+      stems: view.stems.map((s) => [...s.bees]),
+      stings: Object.fromEntries(view.seats.map((s) => [s.seat, s.stings])),
+      landed: new Set(),
+      reveal: view.last_picks,
+    };
+    if (view.phase === "picking" && view.last_picks.length) {
+      for (const p of view.last_picks) this.model.landed.add(`${p.seat}:${p.bee}`);
+    }
+  }
+
+  // --- events and the animation queue ---------------------------------------------------------
+
+  onEvents(events) {
+    this.meadow.add(events);
+    for (const event of events) {
+      this.lastEvent = Math.max(this.lastEvent, event.version);
+      if (event.type === "game_started" && event.data.clock) this.clock = event.data.clock;
+      if (event.version > this.shownVersion) this.queue.push(event);
+    }
+    this.pump();
+  }
+
+  async pump() {
+    if (this.animating) return;
+    this.animating = true;
+    try {
+      while (this.queue.length) {
+        const event = this.queue.shift();
+        if (MOVING.has(event.type)) this.flying = true;
+        await this.animate(event);
+        this.shownVersion = event.version;
+      }
+    } finally {
+      this.animating = false;
+    }
+    if (this.view.version < this.lastEvent) {
+      try {
+        this.adopt(await api.getGame(this.gameId));
+      } catch (problem) {
+        this.app.showProblem(problem);
+        this.flying = false;
+        this.render();
+        return;
+      }
+    }
+    // A view is drawn once the animation has caught up with it, and never while a move of
+    // this person's is on its way: an older view would undo what they just did on screen.
+    if (this.inFlight) return;
+    if (this.view.version <= this.shownVersion && (this.view !== this.shown || this.flying)) {
+      this.flying = false;
+      const ended = this.view.phase === "ended" && this.shown.phase !== "ended";
+      this.show(this.view);
+      this.render();
+      if (ended) this.onEnded();
+    }
+  }
+
+  adopt(view) {
+    if (!this.view || view.version >= this.view.version) this.view = view;
+  }
+
+  async animate(event) {
+    const d = event.data;
+    const you = this.shown.you;
+    switch (event.type) {
+      case "picks_revealed":
+        this.model.reveal = d.picks;
+        this.model.landed = new Set();
+        this.drawReveal(true);
+        this.setBanner(`Picks revealed, low → high. The bees fly in lowest first.`);
+        await sleep(motionMs(650));
+        break;
+      case "bee_landed":
+      case "stem_taken": {
+        const stem = this.model.stems[d.stem - 1];
+        const taking = event.type === "stem_taken" || d.taken.length > 0;
+        const slot = taking ? (event.type === "stem_taken" ? 0 : CAPACITY) : stem.length;
+        await this.fly(d.seat, d.bee, d.stem, slot);
+        this.model.landed.add(`${d.seat}:${d.bee}`);
+        if (taking) {
+          const took = event.type === "stem_taken" ? d.taken : d.taken;
+          this.model.stings[d.seat] = (this.model.stings[d.seat] ?? 0) + pileStings(took);
+          this.model.stems[d.stem - 1] = [d.bee];
+          this.drawStems({ flash: { stem: d.stem, text: `${this.who(d.seat)} took ${stingWord(pileStings(took))}` } });
+          this.drawScores();
+          if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
+            this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
+          }
+          await sleep(motionMs(700));
+        } else {
+          stem.push(d.bee);
+          this.drawStems();
+        }
+        this.drawReveal(false);
+        break;
+      }
+      case "pick_confirmed":
+        if (d.seat === you && d.by_clock && d.by_clock !== "none") {
+          this.notices.push(
+            d.by_clock === "tapped"
+              ? `⏱ Your bee ${d.bee} flew because the clock ran out (it was the one you tapped).`
+              : `⏱ The clock ran out and you had tapped nothing, so your lowest bee, ${d.bee}, flew.`
+          );
+          this.drawBanner();
+        }
+        break;
+      case "seat_left":
+        this.notices.push(`${this.who(d.seat)} left the table: their stings no longer count.`);
+        this.drawBanner();
+        break;
+      default:
+        break;
+    }
+  }
+
+  async fly(seat, bee, stemNumber, slotIndex) {
+    const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
+    const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
+    const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
+    if (!from || !to) return;
+    const a = from.getBoundingClientRect();
+    const b = to.getBoundingClientRect();
+    const ghost = beeCard(bee, { class: "ghost" });
+    ghost.setAttribute("aria-hidden", "true");
+    Object.assign(ghost.style, {
+      position: "fixed",
+      left: `${a.left}px`,
+      top: `${a.top}px`,
+      width: `${a.width}px`,
+      height: `${a.height}px`,
+      margin: 0,
+      zIndex: 50,
+    });
+    document.body.append(ghost);
+    from.classList.add("flying");
+    const ms = motionMs(480);
+    const dx = b.left + b.width / 2 - (a.left + a.width / 2);
+    const dy = b.top + b.height / 2 - (a.top + a.height / 2);
+    const scale = b.width / Math.max(a.width, 1);
+    const motion = ghost.animate(
+      [
+        { transform: "translate(0, 0) scale(1)" },
+        { transform: `translate(${dx / 2}px, ${dy / 2 - 30}px) scale(1.15) rotate(-6deg)`, offset: 0.5 },
+        { transform: `translate(${dx}px, ${dy}px) scale(${scale})` },
+      ],
+      { duration: ms, easing: "ease-in-out", fill: "forwards" }
+    );
+    await Promise.race([motion.finished.catch(() => {}), sleep(ms + 200)]);
+    ghost.remove();
+  }
+
+  // --- actions ---------------------------------------------------------------------------------
+
+  async act(label, run) {
+    this.inFlight = (this.inFlight ?? 0) + 1;
+    try {
+      const view = await run();
+      if (view) this.adopt(view);
+      this.app.clearProblem();
+    } catch (problem) {
+      this.app.showProblem(problem);
+      try {
+        this.adopt(await api.getGame(this.gameId));
+      } catch {
+        /* the feed keeps retrying */
+      }
+      this.tapping = null;
+      this.confirming = null;
+      this.taking = null;
+      this.drawHand();
+      this.drawStems();
+    } finally {
+      this.inFlight -= 1;
+    }
+    this.feed.poke();
+    this.pump();
+  }
+
+  canPick() {
+    const v = this.shown;
+    const me = v.seats.find((s) => s.seat === v.you);
+    return v.phase === "picking" && me && me.status !== "left" && v.confirmed === null && !this.flying;
+  }
+
+  tap(bee) {
+    if (!this.canPick()) return;
+    this.notices = [];
+    this.tapping = bee;
+    this.drawHand();
+    this.act("tap", () => api.move(this.gameId, { type: "tap", bee }));
+  }
+
+  confirm() {
+    if (!this.canPick()) return;
+    const bee = this.tapping ?? this.shown.tapped;
+    if (bee === null || bee === undefined) return;
+    this.confirming = bee;
+    this.drawHand();
+    this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }));
+  }
+
+  take(stem) {
+    const c = this.shown.choice;
+    if (!c?.yours || this.flying) return;
+    this.taking = stem;
+    this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }));
+  }
+
+  onKey(event) {
+    if (event.target.closest?.("input, select, textarea")) return;
+    if (event.key === "Enter" && event.target === document.body && this.canPick()) {
+      this.confirm();
+    }
+  }
+
+  async leave() {
+    try {
+      await api.leaveTable(this.shown.table_id);
+      savePlace(null);
+      this.app.go(this.mode === "solo" ? "#/" : "#/lobby");
+    } catch (problem) {
+      this.app.showProblem(problem);
+    }
+  }
+
+  async playAgain() {
+    const tableId = this.shown.table_id;
+    try {
+      const table = await api.getTable(tableId);
+      let seed;
+      if (table.next_game) {
+        seed = newClientSeed();
+        remember(table.next_game.game_id, {
+          commitment: table.next_game.commitment,
+          commitment_seen: new Date().toISOString(),
+          seed,
+        });
+      }
+      const next = await api.playAgain(tableId, seed);
+      const gameId = next.game?.game_id ?? next.games[next.games.length - 1];
+      this.app.go(`#/game/${gameId}`);
+    } catch (problem) {
+      this.app.showProblem(problem);
+    }
+  }
+
+  onEnded() {
+    this.meadow.verify().then(() => this.drawResult());
+    if (this.mode === "online") {
+      // Play again by anyone still at the table deals everyone in: follow them to it.
+      this.tableWatch = watchTable(this.shown.table_id, {
+        onTable: (table) => {
+          if (table.next_game) {
+            remember(table.next_game.game_id, {
+              commitment: table.next_game.commitment,
+              commitment_seen: new Date().toISOString(),
+            });
+          }
+          const latest = table.games[table.games.length - 1];
+          if (latest && latest !== this.gameId && table.game?.game_id === latest) {
+            this.app.go(`#/game/${latest}`);
+          }
+        },
+      });
+    }
+  }
+
+  // --- drawing ---------------------------------------------------------------------------------
+
+  focusKey() {
+    const a = document.activeElement;
+    if (!a || !this.root.contains(a)) return null;
+    if (a.dataset.bee) return `bee:${a.dataset.bee}`;
+    if (a.classList.contains("confirm")) return "confirm";
+    if (a.classList.contains("meadow-toggle")) return "meadow";
+    return null;
+  }
+
+  restoreFocus(key) {
+    if (!key) return;
+    const enabled = (el) => (el && !el.disabled ? el : null);
+    const target =
+      key === "meadow"
+        ? this.meadowToggle
+        : key === "confirm"
+          ? enabled(this.hand.querySelector("button.confirm")) ?? enabled(this.hand.querySelector("button.bee.tapped"))
+          : enabled(this.hand.querySelector(`[data-bee="${key.slice(4)}"]`)) ?? enabled(this.hand.querySelector("button.bee"));
+    target?.focus({ preventScroll: true });
+  }
+
+  render() {
+    const v = this.shown;
+    const focus = this.focusKey();
+    this.clockLine = h("div", { class: "clockline", role: "timer", "aria-label": "Turn clock" }, h("div", { class: "bar" }));
+    this.clockText = h("span", { class: "clocktext" });
+    this.scores = h("aside", { class: "scores", "aria-label": "Stings of every player" });
+    this.stems = h("section", { class: "stems", "aria-label": "The four stems" });
+    this.reveal = h("section", { class: "reveal", "aria-label": "Picks, low to high", "aria-live": "polite" });
+    this.banner = h("div", { class: "banner", role: "status", "aria-live": "polite" });
+    this.hand = h("section", { class: "hand-area", "aria-label": "Your hand" });
+    this.result = h("div", { class: "result-slot" });
+    const meadowOpen = this.app.meadowOpen;
+    this.meadowToggle = h(
+      "button",
+      {
+        class: "ghost-btn meadow-toggle",
+        "aria-expanded": String(meadowOpen),
+        "aria-controls": "meadow-panel",
+        onclick: () => this.toggleMeadow(),
+      },
+      "⏱ Meadow log"
+    );
+    document.body.classList.toggle("meadow-open", meadowOpen);
+    this.meadowPanel = h(
+      "div",
+      { id: "meadow-panel", class: ["meadow-panel", meadowOpen && "open"], hidden: !meadowOpen },
+      h("button", { class: "ghost-btn small close", "aria-label": "Close the Meadow log", onclick: () => this.toggleMeadow() }, "✕ Close"),
+      this.meadow.root
+    );
+    const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${TURNS}`;
+    replace(
+      this.root,
+      this.clockLine,
+      h(
+        "div",
+        { class: "game-bar" },
+        h("span", { class: "turn" }, turnText),
+        h("span", { class: "mode" }, this.mode === "solo" ? "Solo · untimed" : this.table?.stake ? `Online · 💰${this.table.stake} buy-in` : "Online · free table"),
+        this.clockText,
+        h("span", { class: "spacer" }),
+        this.meadowToggle,
+        v.phase !== "ended" && v.you ? this.leaveButton() : null
+      ),
+      h("div", { class: "board" }, this.scores, h("div", { class: "middle" }, this.stems, this.reveal, this.banner), this.hand),
+      this.result,
+      this.meadowPanel
+    );
+    this.drawScores();
+    this.drawStems();
+    this.drawReveal(false);
+    this.drawBanner();
+    this.drawHand();
+    this.drawResult();
+    this.tick();
+    this.restoreFocus(focus);
+    this.focusTake();
+  }
+
+  toggleMeadow() {
+    this.app.meadowOpen = !this.app.meadowOpen;
+    document.body.classList.toggle("meadow-open", this.app.meadowOpen);
+    this.meadowToggle.setAttribute("aria-expanded", String(this.app.meadowOpen));
+    this.meadowPanel.hidden = !this.app.meadowOpen;
+    this.meadowPanel.classList.toggle("open", this.app.meadowOpen);
+    if (this.app.meadowOpen) this.meadowPanel.querySelector("h2")?.focus?.();
+  }
+
+  leaveButton() {
+    if (this.leaving) {
+      return h(
+        "span",
+        { class: "leave-confirm" },
+        "Leave this game? ",
+        h("button", { class: "danger", onclick: () => this.leave() }, "Yes, leave"),
+        h("button", { class: "ghost-btn", onclick: () => { this.leaving = false; this.render(); } }, "Stay")
+      );
+    }
+    return h("button", { class: "ghost-btn", onclick: () => { this.leaving = true; this.render(); } }, "Leave");
+  }
+
+  drawScores() {
+    const v = this.shown;
+    const winners = v.result?.winners ?? [];
+    const status = {
+      picking: "picking…",
+      tapped: "tapped",
+      confirmed: "✓ confirmed",
+      waiting: "waiting",
+      left: "left",
+    };
+    replace(
+      this.scores,
+      h("h2", { class: "sr-title" }, "Stings"),
+      h(
+        "ol",
+        {},
+        v.seats.map((s) =>
+          h(
+            "li",
+            {
+              class: ["seat", s.seat === v.you && "me", s.status === "left" && "left", winners.includes(s.seat) && "winner"],
+              dataset: { seat: s.seat },
+              "aria-label": `${s.seat === v.you ? "You" : s.name}${s.kind === "bee" ? " (bee player)" : ""}: ${stingWord(this.model.stings[s.seat] ?? s.stings)}, ${status[s.status]}${winners.includes(s.seat) ? ", winner" : ""}`,
+            },
+            h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.seat === v.you ? `You` : s.name),
+            h("span", { class: "count" }, h("b", {}, String(this.model.stings[s.seat] ?? s.stings)), " ▼"),
+            h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : v.phase === "ended" ? "" : status[s.status])
+          )
+        )
+      )
+    );
+  }
+
+  focusTake() {
+    const v = this.shown;
+    if (v.phase === "choosing" && v.choice?.yours) {
+      this.stems.querySelector(`.stem[data-stem="${v.choice.cheapest}"] button.take`)?.focus({ preventScroll: true });
+    }
+  }
+
+  drawStems(opts = {}) {
+    const v = this.shown;
+    const choosing = v.phase === "choosing" && !this.flying ? v.choice : null;
+    const forecast = this.currentForecast();
+    replace(
+      this.stems,
+      this.model.stems.map((bees, i) => {
+        const number = i + 1;
+        const full = bees.length >= CAPACITY;
+        const cost = choosing?.costs.find((c) => c.stem === number);
+        const isCheapest = choosing && choosing.cheapest === number;
+        const forecastHere = forecast && !forecast.too_low && forecast.stem === number;
+        const label = `STEM ${number}: ${plural(bees.length, "bee")}, ${stingWord(pileStings(bees))}, top bee ${bees[bees.length - 1]}${full ? ", full: the next bee here is the SIXTH BEE" : ""}`;
+        const slots = [];
+        for (let k = 0; k < CAPACITY; k++) {
+          slots.push(h("div", { class: ["slot", k < bees.length && "filled"] }, k < bees.length ? beeCard(bees[k]) : null));
+        }
+        slots.push(
+          h(
+            "div",
+            { class: ["slot", "sixth", full && "armed"] },
+            full
+              ? h("div", { class: "sixth-label" }, h("b", {}, "SIXTH BEE"), h("span", {}, `takes ${pileStings(bees)} ▼`))
+              : h("div", { class: "sixth-label quiet" }, "6th")
+          )
+        );
+        return h(
+          "div",
+          {
+            class: ["stem", forecastHere && "forecast", isCheapest && "cheapest", opts.flash?.stem === number && "flash"],
+            role: "group",
+            "aria-label": label,
+            dataset: { stem: number },
+          },
+          h("div", { class: "stem-name" }, `STEM ${number}`, h("small", {}, `${pileStings(bees)} ▼`)),
+          h("div", { class: "slots" }, slots),
+          forecastHere ? h("div", { class: "forecast-mark", "aria-hidden": "true" }, `◀ ${forecast.bee}`) : null,
+          opts.flash?.stem === number ? h("div", { class: "flash-text" }, opts.flash.text) : null,
+          cost && choosing.yours
+            ? h(
+                "button",
+                {
+                  class: ["take", isCheapest && "cheapest"],
+                  "aria-label": `Take STEM ${number}: ${plural(cost.bees, "bee")}, ${stingWord(cost.stings)}${isCheapest ? ", the cheapest" : ""}`,
+                  disabled: this.taking !== undefined && this.taking !== null,
+                  onclick: () => this.take(number),
+                },
+                h("b", {}, "TAKE"),
+                h("span", {}, `${cost.stings} ▼`)
+              )
+            : cost
+              ? h("div", { class: "cost" }, `${cost.stings} ▼`)
+              : null
+        );
+      })
+    );
+  }
+
+  drawReveal(fresh) {
+    const picks = this.model.reveal ?? [];
+    const v = this.shown;
+    const past = !fresh && v.phase === "picking" && picks.every((p) => this.model.landed.has(`${p.seat}:${p.bee}`));
+    if (!picks.length) {
+      replace(this.reveal, h("p", { class: "hint" }, "Picks are revealed here, low → high, when everyone is in."));
+      return;
+    }
+    replace(
+      this.reveal,
+      h("span", { class: "reveal-title" }, past ? "Last turn" : "Revealed"),
+      h(
+        "ol",
+        { class: ["picks", past && "past"] },
+        picks.map((p) =>
+          h(
+            "li",
+            {
+              class: ["pick", this.model.landed.has(`${p.seat}:${p.bee}`) && "landed", p.seat === v.you && "mine"],
+              dataset: { pick: `${p.seat}:${p.bee}` },
+            },
+            beeCard(p.bee, { label: `${this.who(p.seat)}: bee ${p.bee}, ${stingWord(stings(p.bee))}` }),
+            h("span", { class: "by" }, this.who(p.seat))
+          )
+        )
+      )
+    );
+  }
+
+  setBanner(text) {
+    this.bannerOverride = text;
+    this.drawBanner();
+  }
+
+  drawBanner() {
+    const v = this.shown;
+    if (!this.flying) this.bannerOverride = null;
+    let main;
+    const me = v.seats.find((s) => s.seat === v.you);
+    if (this.bannerOverride) {
+      main = this.bannerOverride;
+    } else if (v.phase === "ended") {
+      main = "The game is over.";
+    } else if (!me) {
+      main = "You are watching this game.";
+    } else if (me.status === "left") {
+      main = "You left this game: you pick no more bees and your stings no longer count.";
+    } else if (v.phase === "choosing" && v.choice) {
+      const c = v.choice;
+      const cheap = c.costs.find((x) => x.stem === c.cheapest);
+      main = c.yours
+        ? h(
+            "span",
+            { class: "too-low" },
+            h("b", {}, `Your bee ${c.bee} is too low for every stem. `),
+            "Choose a stem to take (TAKE): ",
+            h("b", { class: "cheapest-name" }, `STEM ${c.cheapest} is the cheapest`),
+            ` (${stingWord(cheap?.stings ?? 0)}, ${plural(cheap?.bees ?? 0, "bee")}).`
+          )
+        : `${this.who(c.seat)}'s bee ${c.bee} is too low: ${this.who(c.seat)} is choosing a stem to take (STEM ${c.cheapest} is the cheapest).`;
+    } else if (v.confirmed !== null) {
+      const waiting = v.seats.filter((s) => s.status === "picking" || s.status === "tapped").map((s) => this.who(s.seat));
+      main = `You confirmed bee ${v.confirmed}.${waiting.length ? ` Waiting for ${waiting.join(", ")}.` : ""}`;
+    } else {
+      main = v.tapped === null && this.tapping === null ? "Tap a bee in your hand, then CONFIRM." : "Tap another bee to change it, or CONFIRM. A confirmed pick is final.";
+    }
+    replace(
+      this.banner,
+      h("div", { class: "banner-main" }, main),
+      this.notices.slice(-2).map((n) => h("div", { class: "notice", role: "alert" }, n))
+    );
+  }
+
+  currentForecast() {
+    const v = this.shown;
+    const bee = this.tapping ?? v.tapped;
+    if (bee === null || bee === undefined || v.phase !== "picking") return null;
+    if (v.confirmed !== null || this.confirming || this.flying) return null;
+    return v.forecast.find((f) => f.bee === bee) ?? null;
+  }
+
+  drawHand() {
+    const v = this.shown;
+    const me = v.seats.find((s) => s.seat === v.you);
+    if (!me) {
+      replace(this.hand);
+      return;
+    }
+    const selected = this.tapping ?? v.tapped;
+    const locked = v.confirmed ?? this.confirming ?? null;
+    const can = this.canPick() && locked === null;
+    const forecast = this.currentForecast();
+    const active = document.activeElement;
+    const focused = this.hand.contains(active) ? (active.classList.contains("confirm") ? "confirm" : active.dataset.bee) : null;
+    const lost = !active || active === document.body || active === this.app.main;
+    let forecastText = "";
+    if (locked !== null && v.phase === "picking") forecastText = `Bee ${locked} is confirmed.`;
+    else if (forecast) {
+      forecastText = forecast.too_low
+        ? `Forecast: bee ${forecast.bee} is too low for every stem; you would choose a stem to take.`
+        : forecast.sixth
+          ? `Forecast: bee ${forecast.bee} would be the SIXTH BEE on STEM ${forecast.stem}: you'd take ${plural(forecast.takes.length, "bee")}, ${stingWord(forecast.takes_stings)}.`
+          : `Forecast: bee ${forecast.bee} would land on STEM ${forecast.stem}.`;
+      forecastText += " Lower bees fly first and can change that.";
+    } else if (v.phase === "picking") forecastText = "Tap a bee to see where it would land.";
+    else if (v.phase === "choosing") {
+      forecastText = v.choice?.yours ? `Bee ${v.choice.bee} waits for the stem you TAKE.` : "Waiting for a stem to be taken.";
+    }
+    replace(
+      this.hand,
+      h(
+        "div",
+        { class: "hand", role: "group", "aria-label": `Your hand: ${plural(v.hand.length, "bee")}` },
+        v.hand.map((bee) =>
+          beeCard(bee, {
+            tag: "button",
+            class: [bee === selected && "tapped", bee === locked && "confirmed"].filter(Boolean).join(" "),
+            label: `Bee ${bee}, ${stingWord(stings(bee))}${bee === locked ? ", confirmed" : bee === selected ? ", tapped" : ""}`,
+            "aria-pressed": String(bee === selected || bee === locked),
+            disabled: !can,
+            dataset: { bee },
+            onclick: () => this.tap(bee),
+            onkeydown: (e) => this.handKeys(e),
+          })
+        )
+      ),
+      h(
+        "div",
+        { class: "hand-actions" },
+        h("p", { class: "forecast-text", "aria-live": "polite" }, forecastText),
+        h(
+          "button",
+          {
+            class: "confirm",
+            disabled: !can || selected === null || selected === undefined,
+            onclick: () => this.confirm(),
+          },
+          "CONFIRM"
+        )
+      )
+    );
+    // Redrawing must not lose a keyboard user's place: refocus the same bee (or CONFIRM), or
+    // the lowest bee once a new turn lets them pick again.
+    const target =
+      (focused && this.hand.querySelector(focused === "confirm" ? "button.confirm" : `[data-bee="${focused}"]`)) ||
+      (lost && can ? this.hand.querySelector("button.bee") : null);
+    if (target && !target.disabled) target.focus({ preventScroll: true });
+  }
+
+  handKeys(event) {
+    const buttons = [...this.hand.querySelectorAll("button.bee")];
+    const i = buttons.indexOf(event.currentTarget);
+    if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+      event.preventDefault();
+      const next = buttons[(i + (event.key === "ArrowRight" ? 1 : buttons.length - 1)) % buttons.length];
+      next?.focus();
+    }
+  }
+
+  drawResult() {
+    const v = this.shown;
+    if (v.phase !== "ended" || !v.result) {
+      replace(this.result);
+      return;
+    }
+    const r = v.result;
+    const mine = r.winners.includes(v.you);
+    const others = r.winners.filter((s) => s !== v.you).map((s) => this.who(s));
+    const headline = mine
+      ? others.length
+        ? `You share the win with ${others.join(" and ")}!`
+        : "You won!"
+      : `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
+    const reason = {
+      finished: "After 10 turns, the fewest stings wins.",
+      last_person_standing: "Everyone else left the table: the last person standing wins at once.",
+      abandoned: "Abandoned: 3 turns in a row passed with nobody picking. Every buy-in goes back.",
+    }[r.reason];
+    const standings = [...v.seats].sort((a, b) => r.stings[a.seat - 1] - r.stings[b.seat - 1]);
+    const verdict = this.meadow.verdict;
+    const verdictText =
+      verdict?.status === "ok"
+        ? "✔ Fair deal: checked in your browser"
+        : verdict?.status === "failed"
+          ? "✘ The deal does not check out"
+          : verdict?.status === "checking" || !verdict
+            ? "⏳ Checking the deal…"
+            : "⚠ The deal could not be checked";
+    replace(
+      this.result,
+      h(
+        "section",
+        { class: "result", role: "dialog", "aria-modal": "false", "aria-labelledby": "result-title" },
+        h("h2", { id: "result-title" }, headline),
+        h("p", { class: "reason" }, reason),
+        h(
+          "ol",
+          { class: "standings" },
+          standings.map((s) =>
+            h(
+              "li",
+              { class: [r.winners.includes(s.seat) && "winner", s.seat === v.you && "me", s.status === "left" && "left"] },
+              h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.seat === v.you ? "You" : s.name),
+              h("span", { class: "count" }, stingWord(r.stings[s.seat - 1])),
+              h("span", { class: "tag" }, r.winners.includes(s.seat) ? "🏆 winner" : s.status === "left" ? "left" : "")
+            )
+          )
+        ),
+        h(
+          "p",
+          { class: ["verdict-line", verdict && `verdict-${verdict.status}`] },
+          verdictText,
+          " · ",
+          h("button", { class: "link", onclick: () => { if (!this.app.meadowOpen) this.toggleMeadow(); } }, "open the ⏱ Meadow log")
+        ),
+        h(
+          "div",
+          { class: "result-actions" },
+          v.you && v.seats.find((s) => s.seat === v.you)?.status !== "left"
+            ? h("button", { class: "primary", onclick: () => this.playAgain() }, "Play again")
+            : null,
+          this.mode === "solo"
+            ? h("button", { class: "secondary", onclick: () => { savePlace(null); this.app.go("#/"); } }, "Back to setup")
+            : h("button", { class: "secondary", onclick: () => this.leaveToLobby() }, "Back to the lobby")
+        )
+      )
+    );
+  }
+
+  async leaveToLobby() {
+    try {
+      await api.leaveTable(this.shown.table_id);
+    } catch {
+      /* already gone */
+    }
+    savePlace(null);
+    this.app.go("#/lobby");
+  }
+
+  tick() {
+    const v = this.shown;
+    if (!this.clockLine) return;
+    const bar = this.clockLine.firstChild;
+    if (!v?.deadline || v.phase === "ended" || !v.server_time) {
+      this.clockLine.hidden = true;
+      this.clockText.textContent = "";
+      return;
+    }
+    this.clockLine.hidden = false;
+    if (this.offsetFor !== v) {
+      this.offsetFor = v;
+      this.offset = Date.parse(v.server_time) - Date.now();
+    }
+    const left = Math.max(0, Date.parse(v.deadline) - (Date.now() + this.offset)) / 1000;
+    const choosing = v.phase === "choosing";
+    const total = (choosing ? this.clock?.choice_seconds : this.clock?.turn_seconds) ?? Math.max(left, 1);
+    bar.style.width = `${Math.min(100, (100 * left) / total)}%`;
+    this.clockLine.classList.toggle("low", left <= 5);
+    const secs = Math.ceil(left);
+    this.clockLine.setAttribute("aria-label", `${choosing ? "Choice clock" : "Turn clock"}: ${secs} seconds left`);
+    this.clockText.textContent = choosing ? `⏱ ${secs} s to choose` : `⏱ ${secs} s`;
+  }
+}

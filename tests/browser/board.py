@@ -1,0 +1,191 @@
+"""Driving the board as a person does (by role and label), shared by the browser tests and
+`make screenshots`. Only what a person could see or do, plus the public API for set-ups."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import httpx
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def chromium_missing() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"{CHROMIUM} is not installed"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[dev]')"
+    return None
+
+
+def launch(playwright: Any) -> Any:
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+
+
+def start_solo(page: Any, players: int = 4, name: str = "Ada") -> str:
+    """Setup → choose the players → Into the meadow; returns the game id from the address."""
+    page.get_by_role("radio", name=str(players)).check(force=True)
+    name_box = page.get_by_label("Your name")
+    if name_box.count():
+        name_box.fill(name)
+    page.get_by_role("button", name="Into the meadow").click()
+    page.wait_for_url(re.compile(r"#/game/"))
+    page.locator(".hand button.bee").first.wait_for()
+    return game_id(page)
+
+
+def game_id(page: Any) -> str:
+    return str(page.url.split("#/game/")[1])
+
+
+def hand(page: Any) -> list[int]:
+    return [
+        int(b)
+        for b in page.locator(".hand button.bee").evaluate_all("bs => bs.map(b => b.dataset.bee)")
+    ]
+
+
+def turn_number(page: Any) -> str:
+    return str(page.locator(".game-bar .turn").inner_text())
+
+
+def wait_idle(page: Any, timeout: float = 15) -> str:
+    """Until the board awaits this person (a bee to pick, a stem to take) or shows the result."""
+    page.wait_for_function(
+        """() => document.querySelector('.result')
+              || document.querySelector('button.take')
+              || [...document.querySelectorAll('.hand button.bee')].some(b => !b.disabled)""",
+        timeout=timeout * 1000,
+    )
+    if page.locator(".result").count():
+        return "ended"
+    if page.locator("button.take").count():
+        return "choosing"
+    return "picking"
+
+
+def play_turn(page: Any, index: int = 0) -> None:
+    """Tap a bee, then CONFIRM (or TAKE the cheapest stem when the board asks for one)."""
+    state = wait_idle(page)
+    if state == "choosing":
+        page.locator("button.take.cheapest").click()
+        page.locator("button.take").first.wait_for(state="detached")
+        return
+    if state == "picking":
+        bees = page.locator(".hand button.bee")
+        before = bees.count()
+        bees.nth(min(index, before - 1)).click()
+        moved_on = (
+            "n => document.querySelector('.result') || document.querySelector('button.take') "
+            "|| document.querySelectorAll('.hand button.bee').length < n"
+        )
+        # On a clock the turn may end first: then the clock flew the bee, and that is all.
+        page.wait_for_function(
+            f"n => document.querySelector('.hand button.bee.tapped') || ({moved_on})(n)", arg=before
+        )
+        confirm = page.get_by_role("button", name="CONFIRM")
+        if not page.locator(".hand button.bee.tapped").count() or confirm.is_disabled():
+            return
+        try:
+            confirm.click(timeout=3000)
+        except Exception:  # the clock ran out in between: the tapped bee flew
+            return
+        # Done when the board has drawn the turn's outcome: the bee left the hand, or a stem
+        # must be taken, or the game is over.
+        page.wait_for_function(
+            "n => document.querySelector('.result') || document.querySelector('button.take') "
+            "|| document.querySelectorAll('.hand button.bee').length < n",
+            arg=before,
+        )
+
+
+def play_to_end(page: Any, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while wait_idle(page) != "ended":
+        assert time.monotonic() < deadline, "the game did not end"
+        play_turn(page)
+    page.locator(".result").wait_for()
+
+
+def verdict(page: Any, timeout: float = 20) -> str:
+    """The Meadow log's verdict once the browser has checked the deal: ok or failed."""
+    page.wait_for_function(
+        "() => ['ok', 'failed', 'error', 'unavailable']"
+        ".includes(document.querySelector('.verdict')?.dataset.status)",
+        timeout=timeout * 1000,
+    )
+    return str(page.locator(".verdict").get_attribute("data-status"))
+
+
+def open_meadow(page: Any) -> None:
+    toggle = page.get_by_role("button", name="⏱ Meadow log", exact=True)
+    if toggle.get_attribute("aria-expanded") != "true":
+        if page.locator(".result").count():  # the result covers the board: its own link
+            page.get_by_role("button", name="open the ⏱ Meadow log").click()
+        else:
+            toggle.click()
+    page.locator("#meadow-panel").wait_for()
+
+
+# --- set-ups through the public API ---------------------------------------------------------
+
+
+def guest(base: str, name: str) -> dict[str, Any]:
+    response = httpx.post(f"{base}/guests", json={"name": name})
+    response.raise_for_status()
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def lowest_bee_too_low(hands: Any, stems: Any) -> bool:
+    """Seat 1's lowest bee is below every stem and below every other hand: confirmed on turn 1,
+    it is the turn's lowest pick and too low, whatever the bee players pick (seed §5)."""
+    return min(hands[0]) < min(*stems, *(min(hand) for hand in hands[1:]))
+
+
+def too_low_game(base: str, name: str = "Ada", players: int = 2) -> tuple[dict[str, Any], str, int]:
+    """A solo game on an app whose server seeds are searched for `lowest_bee_too_low` (see
+    tests/deals.py): returns (the guest, the game id, the bee to confirm for a too-low turn)."""
+    person = guest(base, name)
+    headers = {"authorization": f"Bearer {person['token']}"}
+    response = httpx.post(f"{base}/solo-tables", json={"players": players}, headers=headers)
+    response.raise_for_status()
+    game = response.json()["game"]
+    return person, game["game_id"], min(game["hand"])
+
+
+def resume_as(page: Any, base: str, person: dict[str, Any], game: str, mode: str = "solo") -> None:
+    """Open the board as this person at this game, as a reload would (localStorage)."""
+    page.goto(base + "/")
+    page.evaluate(
+        """([session, place]) => {
+            localStorage.setItem('swarm.board.session', JSON.stringify(session));
+            localStorage.setItem('swarm.board.place', JSON.stringify(place));
+        }""",
+        [
+            {
+                "token": person["token"],
+                "player_id": person["player_id"],
+                "name": person["name"],
+                "registered": False,
+            },
+            {"table_id": None, "game_id": game, "mode": mode},
+        ],
+    )
+    page.goto(f"{base}/#/game/{game}")
+    page.locator(".hand button.bee").first.wait_for()

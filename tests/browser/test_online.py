@@ -1,0 +1,137 @@
+"""Two people in two browsers at one online table with two bee players, on a 2-second clock:
+Bob plays by clicking, Hana never touches her hand and lets the clock play for her."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from tests.browser.board import game_id, play_turn, verdict, wait_idle
+
+
+def _person(browser: Any, base: str, name: str, path: str = "/#/lobby") -> tuple[Any, Any]:
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900}, reduced_motion="reduce")
+    page = ctx.new_page()
+    page.goto(base + path)
+    page.get_by_label("Play as a guest").fill(name)
+    page.get_by_role("button", name="Play as guest").click()
+    return ctx, page
+
+
+def _open_table(page: Any, turn: int, choice: int) -> str:
+    page.get_by_label("Seconds a turn").fill(str(turn))
+    page.get_by_label("Seconds to choose a stem").fill(str(choice))
+    page.get_by_role("button", name="Open the table").click()
+    page.wait_for_url(re.compile(r"#/table/"))
+    return str(page.url.split("#/table/")[1])
+
+
+def _join_from_lobby(page: Any, table: str) -> None:
+    page.get_by_label("Only tables with a free seat").check()
+    page.locator(f'tr[data-table="{table}"]').get_by_role(
+        "button", name=re.compile("^Join")
+    ).click()
+    page.wait_for_url(re.compile(rf"#/table/{table}"))
+
+
+def test_an_online_game_with_two_people_two_bees_and_the_clock(
+    browser: Any, board_url: str
+) -> None:
+    hana_ctx, hana = _person(browser, board_url, "Hana")
+    bob_ctx, bob = _person(browser, board_url, "Bob")
+    try:
+        table = _open_table(hana, turn=2, choice=2)
+        assert hana.get_by_role("button", name="Start the game").is_disabled()
+        _join_from_lobby(bob, table)
+        bob.get_by_text("Waiting for the host to start the game.").wait_for()
+        fill = hana.get_by_role("button", name="Fill with bees")
+        fill.wait_for()
+        hana.wait_for_function("() => !document.querySelector('button.secondary:disabled')")
+        fill.click()
+        for page in (hana, bob):
+            page.wait_for_url(re.compile(r"#/game/"))
+            page.locator(".hand button.bee").first.wait_for()
+        game = game_id(hana)
+        assert game_id(bob) == game
+        assert [s.inner_text().split("\n")[0] for s in hana.locator(".scores .seat").all()] == [
+            "You",
+            "Bob",
+            "🐝 Buzz",
+            "🐝 Bumble",
+        ]
+        # The 20-second line along the top, here 2 seconds, running down.
+        timer = hana.get_by_role("timer")
+        assert timer.is_visible() and re.match(
+            r"Turn clock: \d seconds left", timer.get_attribute("aria-label")
+        )
+
+        deadline = time.monotonic() + 120
+        while wait_idle(bob, timeout=20) != "ended":
+            assert time.monotonic() < deadline, "the online game did not end"
+            play_turn(bob)
+        hana.locator(".result").wait_for(timeout=20_000)
+
+        # Hana never tapped: each turn the clock flew her lowest bee, and the board said so.
+        assert hana.locator(".hand button.bee.tapped").count() == 0
+        notices = hana.locator(".banner .notice").all_inner_texts()
+        assert any("clock ran out" in n for n in notices), notices
+        log = hana.locator(
+            '#meadow-panel .ev[data-type="pick_confirmed"] .ev-text'
+        ).all_inner_texts()
+        assert any(t.startswith("The clock ran out: You") for t in log), log
+        for page in (hana, bob):
+            assert "After 10 turns" in page.locator(".result .reason").inner_text()
+            assert verdict(page) == "ok"
+
+        # Play again: everyone still at the table is dealt into the next game together.
+        bob.locator(".result").get_by_role("button", name="Play again").click()
+        bob.wait_for_function("id => !location.hash.endsWith(id)", arg=game)
+        bob.locator(".hand button.bee").first.wait_for()
+        hana.wait_for_function("id => !location.hash.endsWith(id)", arg=game, timeout=20_000)
+        hana.locator(".hand button.bee").first.wait_for()
+        assert game_id(hana) == game_id(bob) != game
+    finally:
+        hana_ctx.close()
+        bob_ctx.close()
+
+
+def test_the_last_person_standing_wins_when_the_other_leaves(browser: Any, board_url: str) -> None:
+    hana_ctx, hana = _person(browser, board_url, "Hana")
+    bob_ctx, bob = _person(browser, board_url, "Bob")
+    try:
+        table = _open_table(hana, turn=60, choice=60)
+        _join_from_lobby(bob, table)
+        start = hana.get_by_role("button", name="Start the game")
+        hana.wait_for_function("() => !document.querySelector('button.primary:disabled')")
+        start.click()
+        for page in (hana, bob):
+            page.wait_for_url(re.compile(r"#/game/"))
+            page.locator(".hand button.bee").first.wait_for()
+        bob.get_by_role("button", name="Leave", exact=True).click()
+        bob.get_by_role("button", name="Yes, leave").click()
+        bob.wait_for_url(re.compile(r"#/lobby"))
+        hana.locator(".result").wait_for(timeout=20_000)
+        assert hana.locator("#result-title").inner_text() == "You won!"
+        assert "last person standing" in hana.locator(".result .reason").inner_text()
+        assert hana.locator(".scores .seat.left").count() == 1
+    finally:
+        hana_ctx.close()
+        bob_ctx.close()
+
+
+def test_a_refusal_shows_the_problems_title_and_what_to_do(browser: Any, board_url: str) -> None:
+    ctx, page = _person(browser, board_url, "Gus")
+    try:
+        page.get_by_label("Seconds a turn").wait_for()
+        page.locator('input[name="kind"][value="buy_in"]').check()
+        page.get_by_role("button", name="Open the table").click()
+        problem = page.get_by_role("alert")
+        problem.wait_for()
+        title = problem.locator(".problem-title").inner_text()
+        advice = problem.locator(".problem-advice").inner_text()
+        assert title and "account" in problem.inner_text().lower()
+        assert advice.strip()
+        assert page.url.endswith("#/lobby")
+    finally:
+        ctx.close()

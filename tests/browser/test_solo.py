@@ -1,0 +1,292 @@
+"""A person plays the board in Chromium: solo games by clicking, the too-low choice, a reload,
+the keyboard, and the 375 px layout."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from service.domain.rules.cards import stings
+from tests.browser.board import (
+    game_id,
+    hand,
+    play_turn,
+    resume_as,
+    start_solo,
+    too_low_game,
+    turn_number,
+    wait_idle,
+)
+
+
+def picking(page: Any) -> None:
+    """Play on (taking the cheapest stem if a bee was too low) until a bee is to be picked."""
+    while wait_idle(page) == "choosing":
+        play_turn(page)
+
+
+def _api(base: str, page: Any, path: str) -> Any:
+    token = page.evaluate("JSON.parse(localStorage.getItem('swarm.board.session')).token")
+    response = httpx.get(base + path, headers={"authorization": f"Bearer {token}"})
+    response.raise_for_status()
+    return response.json()
+
+
+def test_the_board_is_served_at_the_root_with_no_outside_resources(board_url: str) -> None:
+    page = httpx.get(board_url + "/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert 'src="board.js"' in page.text
+    script = httpx.get(board_url + "/board.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    # No CDN: every file the board loads is served here (the board must work offline).
+    from service.api.board import BOARD_DIRECTORY
+
+    for path in BOARD_DIRECTORY.iterdir():
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", text), path.name
+        assert not re.search(r"""import[^;]*from\s+["'](https?:)?//""", text), path.name
+
+
+def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> None:
+    radios = page.get_by_role("radio")
+    assert [radios.nth(i).get_attribute("value") for i in range(radios.count())] == [
+        str(n) for n in range(2, 9)
+    ]
+    assert page.get_by_role("radio", name="4").is_checked()
+    assert page.get_by_text("You and Buzz, Bumble, Honey.").is_visible()
+    page.get_by_role("radio", name="6").check(force=True)
+    assert page.get_by_text("You and Buzz, Bumble, Honey, Clover, Pollen. Bees 1–64.").is_visible()
+
+
+def test_a_whole_solo_game_by_clicking_to_the_result_then_play_again(
+    page: Any, board_url: str
+) -> None:
+    first = start_solo(page)  # 4 players, as preselected
+    assert turn_number(page) == "Turn 1 of 10"
+    assert page.locator(".scores .seat").count() == 4
+    assert len(hand(page)) == 10
+
+    # Turn 1: tap one bee, change it (a tap is changeable), see its forecast, CONFIRM.
+    bees = page.locator(".hand button.bee")
+    bees.nth(0).click()
+    page.locator(".hand button.bee.tapped").wait_for()
+    bees.nth(1).click()
+    page.wait_for_function(
+        "n => document.querySelector('.hand button.bee.tapped')?.dataset.bee == n",
+        arg=hand(page)[1],
+    )
+    picked = hand(page)[1]
+    assert page.locator(".forecast-text").inner_text().startswith(f"Forecast: bee {picked}")
+    page.get_by_role("button", name="CONFIRM").click()
+    wait_idle(page)
+    # The picks were revealed low → high, and mine was among them.
+    revealed = [int(b) for b in page.locator(".reveal .pick .bee .num").all_inner_texts()]
+    assert len(revealed) == 4 and revealed == sorted(revealed) and picked in revealed
+    assert picked not in hand(page)
+
+    # A full stem's top slot says SIXTH BEE with the stings it holds.
+    saw_sixth = False
+    while wait_idle(page) != "ended":
+        for stem in page.locator(".stem").all():
+            numbers = [int(n) for n in stem.locator(".slot.filled .num").all_inner_texts()]
+            if len(numbers) == 5:
+                label = stem.locator(".slot.sixth").inner_text()
+                assert "SIXTH BEE" in label and f"takes {sum(map(stings, numbers))}" in label
+                saw_sixth = True
+        play_turn(page)
+    assert saw_sixth
+
+    result = page.locator(".result")
+    view = _api(board_url, page, f"/games/{first}")
+    assert view["phase"] == "ended"
+    shown = [int(t.split()[0]) for t in result.locator(".standings .count").all_inner_texts()]
+    assert sorted(shown) == sorted(view["result"]["stings"])
+    assert result.locator(".standings li.winner").count() == len(view["result"]["winners"])
+    assert result.get_by_role("button", name="Back to setup").is_visible()
+
+    result.get_by_role("button", name="Play again").click()
+    page.wait_for_function("id => !location.hash.endsWith(id)", arg=first)
+    page.locator(".hand button.bee").first.wait_for()
+    second = game_id(page)
+    assert second != first and turn_number(page) == "Turn 1 of 10" and len(hand(page)) == 10
+    assert _api(board_url, page, f"/games/{second}")["table_id"] == view["table_id"]
+
+
+def test_a_too_low_bee_chooses_its_stem_by_clicking_take(page: Any, too_low_url: str) -> None:
+    person, game, bee = too_low_game(too_low_url)
+    resume_as(page, too_low_url, person, game)
+    page.get_by_role("button", name=re.compile(rf"^Bee {bee}, ")).click()
+    page.locator(".hand button.bee.tapped").wait_for()
+    assert "too low" in page.locator(".forecast-text").inner_text()
+    page.get_by_role("button", name="CONFIRM").click()
+    page.locator("button.take").first.wait_for()
+
+    view = _api(too_low_url, page, f"/games/{game}")
+    choice = view["choice"]
+    assert view["phase"] == "choosing" and choice["yours"] and choice["bee"] == bee
+    # TAKE and its cost on every stem; the banner names the cheapest.
+    for cost in choice["costs"]:
+        button = page.get_by_role("button", name=re.compile(rf"^Take STEM {cost['stem']}: "))
+        assert f"{cost['stings']} ▼" in button.inner_text()
+    assert f"STEM {choice['cheapest']} is the cheapest" in page.locator(".banner").inner_text()
+    # The cheapest TAKE has the keyboard focus, ready for Enter.
+    assert page.evaluate("document.activeElement.classList.contains('cheapest')")
+
+    dearest = max(choice["costs"], key=lambda c: (c["stings"], c["stem"]))
+    page.get_by_role("button", name=re.compile(rf"^Take STEM {dearest['stem']}: ")).click()
+    page.locator("button.take").first.wait_for(state="detached")
+    wait_idle(page)
+    assert turn_number(page) == "Turn 2 of 10"
+    log = _api(too_low_url, page, f"/games/{game}/events?after=0")
+    taken = next(e["data"] for e in log["events"] if e["type"] == "stem_taken")
+    assert taken["stem"] == dearest["stem"] and taken["chosen_by"] == "player"
+    me = page.locator(".scores .seat.me .count b").inner_text()
+    assert int(me) == dearest["stings"]
+    first_stem = page.locator(f'.stem[data-stem="{dearest["stem"]}"] .slot.filled .num')
+    assert first_stem.first.inner_text() == str(bee)
+
+
+def test_a_reload_mid_game_resumes_where_it_was(page: Any, board_url: str) -> None:
+    game = start_solo(page, players=3)
+    play_turn(page)
+    play_turn(page)
+    picking(page)
+    page.locator(".hand button.bee").nth(2).click()
+    page.locator(".hand button.bee.tapped").wait_for()
+    tapped = page.locator(".hand button.bee.tapped").get_attribute("data-bee")
+    turn = turn_number(page)
+
+    page.reload()
+    page.locator(".hand button.bee").first.wait_for()
+    assert game_id(page) == game and turn_number(page) == turn
+    # The tap was saved by the service as it was made, so it survives the reload.
+    assert page.locator(".hand button.bee.tapped").get_attribute("data-bee") == tapped
+    version = _api(board_url, page, f"/games/{game}")["version"]
+    page.wait_for_function("n => document.querySelectorAll('.log .ev').length === n", arg=version)
+    page.get_by_role("button", name="CONFIRM").click()
+    page.wait_for_function(
+        "t => document.querySelector('.game-bar .turn').textContent !== t", arg=turn
+    )
+
+    # The setup screen offers the unfinished game after leaving it, too.
+    page.goto(board_url + "/#/")
+    page.get_by_role("link", name="Resume the game").click()
+    page.locator(".hand button.bee").first.wait_for()
+    assert game_id(page) == game
+
+
+def test_every_action_by_keyboard_with_accessible_names(page: Any) -> None:
+    start_solo(page, players=2)
+    assert page.get_by_role("button", name=re.compile(r"^Bee \d+, \d stings?$")).count() == 10
+    for n in range(1, 5):
+        assert (
+            page.get_by_role(
+                "group", name=re.compile(rf"^STEM {n}: \d+ bees?, \d+ stings?")
+            ).count()
+            == 1
+        )
+    # Reach the hand with Tab, tap with Enter, move with the arrow key, tap again, CONFIRM.
+    for _ in range(40):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.matches('.hand button.bee')"):
+            break
+    page.keyboard.press("Enter")
+    page.locator(".hand button.bee.tapped").wait_for()
+    page.keyboard.press("ArrowRight")
+    second = page.evaluate("document.activeElement.dataset.bee")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "n => document.querySelector('.hand button.bee.tapped')?.dataset.bee === n", arg=second
+    )
+    assert (
+        page.get_by_role("button", name=re.compile(rf"^Bee {second}, .*tapped")).get_attribute(
+            "aria-pressed"
+        )
+        == "true"
+    )
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.matches('button.confirm')"):
+            break
+    assert page.evaluate("document.activeElement.matches('button.confirm')")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('button.take') || "
+        "document.querySelector('.game-bar .turn').textContent === 'Turn 2 of 10'"
+    )
+    state = wait_idle(page)
+    assert state == "choosing" or turn_number(page) == "Turn 2 of 10"
+    if state == "choosing":
+        page.keyboard.press("Enter")  # the cheapest TAKE has the focus
+        page.locator("button.take").first.wait_for(state="detached")
+        wait_idle(page)
+    assert turn_number(page) == "Turn 2 of 10"
+    # After the reveal the keyboard is back in the hand, ready for the next pick.
+    assert page.evaluate("document.activeElement.matches('.hand button.bee')")
+
+
+def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_url: str) -> None:
+    ctx = browser.new_context(
+        viewport={"width": 375, "height": 812},
+        reduced_motion="reduce",
+        has_touch=True,
+        is_mobile=True,
+    )
+    try:
+        page = ctx.new_page()
+        page.goto(board_url + "/")
+        start_solo(page, players=8)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"the page scrolls sideways: {width} px"
+        scores = page.locator(".scores").bounding_box()
+        stems = page.locator(".stems").bounding_box()
+        assert scores["y"] + scores["height"] <= stems["y"], "stings are not above the stems"
+        seats = page.locator(".scores .seat").all()
+        assert len(seats) == 8 and len({round(s.bounding_box()["y"]) for s in seats}) == 1
+        for slot in page.locator(".stem .slot").all():
+            box = slot.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+        for bee in page.locator(".hand button.bee").all():
+            box = bee.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+        page.locator(".hand button.bee").first.tap()
+        page.locator(".hand button.bee.tapped").wait_for()
+        page.get_by_role("button", name="CONFIRM").tap()
+        wait_idle(page)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+    finally:
+        ctx.close()
+
+
+def test_a_dropped_connection_is_retried_from_the_last_event_and_loses_nothing(
+    page: Any, board_url: str
+) -> None:
+    """On the polling path (a browser without EventSource): requests for the log fail for a
+    while; the board says so, keeps retrying from the last version it has, and loses nothing.
+    (With EventSource, reconnecting with Last-Event-ID is the browser's own, tested server-side.)"""
+    page.add_init_script("delete window.EventSource")
+    page.goto(page.url.split("#")[0])
+    game = start_solo(page, players=3)
+    play_turn(page)
+    picking(page)
+    page.route("**/games/*/events?*", lambda route: route.abort("connectionreset"))
+    before = hand(page)
+    page.locator(".hand button.bee").first.click()
+    page.locator(".hand button.bee.tapped").wait_for()
+    page.get_by_role("button", name="CONFIRM").click()
+    problem = page.locator("#problem .problem")
+    problem.wait_for(timeout=20_000)
+    assert "No connection" in problem.inner_text() and "retrying" in problem.inner_text()
+    page.unroute("**/games/*/events?*")
+    page.wait_for_function(
+        "n => document.querySelectorAll('.hand button.bee').length < n",
+        arg=len(before),
+        timeout=30_000,
+    )
+    version = _api(board_url, page, f"/games/{game}")["version"]
+    page.wait_for_function("n => document.querySelectorAll('.log .ev').length === n", arg=version)
+    versions = page.locator(".log .ev").evaluate_all("es => es.map(e => Number(e.dataset.version))")
+    assert sorted(versions) == list(range(1, version + 1))
+    assert page.locator("#problem .problem").count() == 0
