@@ -1,6 +1,9 @@
 """The OpenAPI document as clients get it: Litestar's paths, with the schemas, descriptions,
 examples and statuses that Litestar's generator leaves out.
 
+One piece, on purpose: the refinements of the generated document depend on each other (schemas
+before statuses, statuses before examples and links), and read best in the order they apply.
+
 Litestar builds the paths and operations from the handlers (docstrings become descriptions).
 Its component schemas drop most of what msgspec knows, so they are replaced here by msgspec's
 own (`msgspec.json.schema_components`): tagged unions with a `discriminator`,

@@ -1,5 +1,9 @@
 """Every refusal as an RFC 9457 problem, mapped in this one place.
 
+Long because of `CATALOGUE`, the one list of problem codes (its entries are data: status,
+meaning, what a client should do), kept beside the handlers that raise them so that the
+document, docs/errors.md and the server cannot disagree.
+
 `type` is `urn:swarm:problem:<code>`; `code` repeats the slug so clients can switch on it
 without parsing the URN. A 500 is always a bug: it is logged with the request id.
 """

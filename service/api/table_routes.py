@@ -1,5 +1,8 @@
 """HTTP handlers of tables: open (solo or online), the lobby, seats, starting, bees, play again,
-seeds, and the table's live stream. Thin: each calls one use case."""
+seeds, and the table's live stream. Thin: each calls one use case.
+
+`TableController` is one class on purpose: the table operations share one path prefix, one
+set of dependencies and one tag, as Litestar's controllers are meant to."""
 
 from __future__ import annotations
 

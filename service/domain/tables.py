@@ -1,5 +1,8 @@
 """A table: who sits where, who hosts, and the games dealt there (stream `table-<id>`).
 
+One piece, on purpose: the table's state, its fold and its decisions are the seed's §9 rules
+in one place; the events are in `table_events`, the seed commit-reveal in `seeds`.
+
 Pure, like the rules: `evolve_table` folds table events, and the `decide_*` functions check a
 request against the table's rules (seed §9) and return the events it causes, or raise. Games
 live in their own streams (`game-<id>`); when a game starts, ends or loses a player, the

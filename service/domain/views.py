@@ -1,5 +1,8 @@
 """What one caller may see of a game: pure functions from state (or events) to views.
 
+One piece, on purpose: this is the one place where hiding is decided, for views and for every
+event type alike, so that a reviewer checking that nothing leaks reads one module.
+
 The single rule: nobody sees a bee the rules hide from them. Until the game ends that is every
 other seat's hand, and every other seat's tapped or confirmed bee before the picks are revealed.
 Everything a client receives about a game passes through `game_view` or `visible_event`.

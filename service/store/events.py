@@ -1,5 +1,9 @@
 """The event store: an append-only PostgreSQL table read and written with asyncpg.
 
+One piece, on purpose: `EventStore` is the whole contract of the log (append, read, verify,
+tail), and its guarantees (versions, idempotency, the chain, the horizon) are kept by code that
+must be read together with the SQL function it calls.
+
 Design (after pyeventsourcing's ``eventsourcing/postgres.py`` and message-db's
 ``database/functions/write-message.sql``, whose ``write_message`` is also one server-side
 function per append):

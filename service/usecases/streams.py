@@ -1,6 +1,9 @@
 """A game's or a table's log as one caller may see it: a page of events (`list_game_events`)
 or followed live (`follow_game`, `follow_table`, served as Server-Sent Events).
 
+One piece, on purpose: paging, following live, tickets and spectators all hand events to a
+caller through the same redaction and the same envelopes, which must not drift apart.
+
 What a seat may see of each event is decided in `service.domain.views.visible_event`: until
 the game ends, other seats' hands and unrevealed picks are null (every seat's, for a
 spectator). Each event comes in a typed envelope (`VisibleEvent`, `TableLogEntry`): one

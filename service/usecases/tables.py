@@ -1,6 +1,9 @@
 """Tables and seats (seed §8 "Playing on your own", §9 "Playing online"): open a solo or an
 online table, join, start, fill with bees, play again, contribute a seed, leave, and the lobby.
 
+`Tables` is one class on purpose: every change at a table goes through the same load, decide
+and commit (`_change`, `_commit`), and reads best beside it.
+
 The table's rules are in `service.domain.tables`; this module loads the table, asks them, and
 commits the table events with whatever they set off (a deal, a stake, a game left) in one
 unit of work. Stream `table-<id>`; the `lobby` projection row is written with it."""

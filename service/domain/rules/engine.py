@@ -1,5 +1,9 @@
 """The rules of Swarm as a Decider: `initial_state`, `decide`, `evolve`, `is_terminal`.
 
+One piece, on purpose (as python-chess keeps its rules core in one module): every rule of the
+seed reads against the same state and the same fold, and splitting `decide` from the `evolve`
+it must agree with would make a reader hold two files to check one rule.
+
 `decide(command, state)` checks a command against the rules and returns the events it causes
 (or raises a `RuleViolation`); `evolve(state, event)` records a fact and never refuses. A game's
 state is the fold of its events from `initial_state`, so a replay needs nothing else.
