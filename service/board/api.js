@@ -50,7 +50,8 @@ export function saveSession(value) {
   else localStorage.removeItem(SESSION_KEY);
 }
 
-// Where this browser last sat (no listMyGames yet: issue 11): {table_id, game_id, mode}.
+// Where this browser last sat: {table_id, game_id, mode}. The server's own answer is
+// listMyGames (`resumable` below); this copy only saves a round trip on a reload.
 export function place() {
   try {
     return JSON.parse(localStorage.getItem(PLACE_KEY) ?? "null");
@@ -117,7 +118,9 @@ export const api = {
   leaderboard: (by = "wins", offset = 0, limit = 20) =>
     call("GET", `/leaderboard?${q({ by, offset, limit })}`),
 
-  createSoloTable: (players, deal = true) => call("POST", "/solo-tables", { players, deal }),
+  createSoloTable: (players, deal = true, level = "heuristic") =>
+    call("POST", "/solo-tables", { players, deal, level }),
+  listMyGames: () => call("GET", "/me/games"),
   createTable: (settings) => call("POST", "/tables", settings),
   listTables: ({ stake = "any", hasFreeSeat = false, offset = 0, limit = 20 } = {}) =>
     call("GET", `/tables?${q({ stake, has_free_seat: hasFreeSeat, offset, limit })}`),

@@ -27,6 +27,31 @@ function field(label, input, hint) {
 export function setupScreen(app, container) {
   const me = session();
   let players = 4;
+  let level = "heuristic";
+  const levels = h(
+    "div",
+    { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
+    [
+      ["heuristic", "Heuristic", "weighs the stings each bee risks this turn"],
+      ["strong", "Strong", "plays the rest of the game out on many possible deals"],
+    ].map(([value, label, what]) =>
+      h(
+        "label",
+        { class: "player-choice level-choice", title: what },
+        h("input", {
+          type: "radio",
+          name: "level",
+          value,
+          checked: value === level,
+          "aria-label": `${label}: ${what}`,
+          onchange: () => {
+            level = value;
+          },
+        }),
+        h("span", {}, label)
+      )
+    )
+  );
   const name = h("input", { type: "text", name: "name", maxlength: 40, autocomplete: "nickname", placeholder: "Player", value: me?.name ?? "" });
   const beeList = h("p", { class: "bees-list" });
   const drawBees = () => {
@@ -60,7 +85,7 @@ export function setupScreen(app, container) {
       await ensureIdentity(name.value);
       // Open the table with its commitment only, then deal with a seed of this browser's, so
       // even the first game is one the server could not have chosen (docs/fairness.md).
-      const open = await api.createSoloTable(players, false);
+      const open = await api.createSoloTable(players, false, level);
       const table = await api.startGame(open.table_id, rememberSeed(open));
       savePlace({ table_id: table.table_id, game_id: table.game.game_id, mode: "solo" });
       app.go(`#/game/${table.game.game_id}`);
@@ -69,6 +94,19 @@ export function setupScreen(app, container) {
     }
   };
   const resume = place();
+  if (!resume && me?.token) {
+    // A reload in another browser, or cleared storage: the server knows where you sit.
+    api
+      .listMyGames()
+      .then((mine) => {
+        const live = mine.tables.find((t) => t.game_id && t.game_phase && t.game_phase !== "ended");
+        if (live && !place()) {
+          savePlace({ table_id: live.table_id, game_id: live.game_id, mode: live.mode });
+          if (document.body.dataset.screen === "setup") setupScreen(app, container);
+        }
+      })
+      .catch(() => {}); // resuming is a convenience: the setup screen works without it
+  }
   replace(
     container,
     h(
@@ -89,6 +127,7 @@ export function setupScreen(app, container) {
         h("h1", { id: "solo-title" }, "Solo"),
         h("p", { class: "lead" }, "Play on your own against the bee players. Nothing is timed, paid or recorded."),
         h("fieldset", {}, h("legend", {}, "Players"), choices, beeList),
+        h("fieldset", {}, h("legend", {}, "Bees"), levels),
         me?.token ? h("p", { class: "hint" }, `Playing as ${me.name}.`) : field("Your name", name, "Optional: no account needed to play on your own."),
         h("button", { class: "primary big", type: "submit" }, "Into the meadow")
       ),

@@ -50,7 +50,7 @@ def test_the_board_is_served_at_the_root_with_no_outside_resources(board_url: st
 
 
 def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> None:
-    radios = page.get_by_role("radio")
+    radios = page.get_by_role("radiogroup", name="How many players").get_by_role("radio")
     assert [radios.nth(i).get_attribute("value") for i in range(radios.count())] == [
         str(n) for n in range(2, 9)
     ]
@@ -58,6 +58,12 @@ def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> N
     assert page.get_by_text("You and Buzz, Bumble, Honey.").is_visible()
     page.get_by_role("radio", name="6").check(force=True)
     assert page.get_by_text("You and Buzz, Bumble, Honey, Clover, Pollen. Bees 1–64.").is_visible()
+    levels = page.get_by_role("radiogroup", name="How the bees play").get_by_role("radio")
+    assert [levels.nth(i).get_attribute("value") for i in range(levels.count())] == [
+        "heuristic",
+        "strong",
+    ]
+    assert levels.first.is_checked()  # the default, as the API's
 
 
 def test_a_whole_solo_game_by_clicking_to_the_result_then_play_again(
@@ -290,3 +296,20 @@ def test_a_dropped_connection_is_retried_from_the_last_event_and_loses_nothing(
     versions = page.locator(".log .ev").evaluate_all("es => es.map(e => Number(e.dataset.version))")
     assert sorted(versions) == list(range(1, version + 1))
     assert page.locator("#problem .problem").count() == 0
+
+
+def test_strong_bees_are_chosen_at_setup_and_list_my_games_resumes_a_cleared_browser(
+    page: Any, board_url: str
+) -> None:
+    page.get_by_role("radio", name=re.compile("^Strong")).check(force=True)
+    game = start_solo(page, players=3)
+    view = _api(board_url, page, f"/games/{game}")
+    assert [s["level"] for s in view["seats"]] == [None, "strong", "strong"]
+
+    # This browser forgets where it sat; the service still knows (listMyGames).
+    page.evaluate("localStorage.removeItem('swarm.board.place')")
+    page.goto(board_url + "/#/")
+    page.reload()
+    page.get_by_role("link", name="Resume the game").click()
+    page.locator(".hand button.bee").first.wait_for()
+    assert game_id(page) == game
