@@ -58,8 +58,18 @@ def bootstrap(
     server_seeds: ServerSeeds = secure_server_seed,
     wakeups: Wakeups | None = None,
     hasher: PasswordHasher | None = None,
+    guests_per_hour: int = 30,
+    accounts_per_hour: int = 5,
 ) -> Swarm:
-    ctx = Context(store=store, pool=pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups)
+    ctx = Context(
+        store=store,
+        pool=pool,
+        clock=clock,
+        server_seeds=server_seeds,
+        wakeups=wakeups,
+        guests_per_hour=guests_per_hour,
+        accounts_per_hour=accounts_per_hour,
+    )
     repository = Repository(ctx)
     turns = StreamTurns()  # one per process: moves of one stream take turns here
     money = Money(ctx)

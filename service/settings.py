@@ -47,6 +47,8 @@ class Settings:
     max_streams: int = 10_000
     max_body_bytes: int = 16 * 1024
     rate_limit: int = 200  # requests a second per bearer token (or address); 0: off
+    guests_per_hour: int = 30  # new guests per client address in any hour; 0: off
+    accounts_per_hour: int = 5  # new accounts per client address in any hour; 0: off
     # -- slow clients -------------------------------------------------------------------------
     max_header_bytes: int = 16 * 1024  # request line and headers together
     header_timeout: float = 10.0  # to receive the request line and all headers

@@ -121,7 +121,13 @@ def create_app(
         app.state.pool = pool
         app.state.expected_migrations = expected_migrations()
         service = bootstrap(
-            EventStore(pool), pool, clock=clock, server_seeds=server_seeds, wakeups=wakeups
+            EventStore(pool),
+            pool,
+            clock=clock,
+            server_seeds=server_seeds,
+            wakeups=wakeups,
+            guests_per_hour=config.guests_per_hour,
+            accounts_per_hour=config.accounts_per_hour,
         )
         app.state.service = service
         timers = asyncio.create_task(service.clock.run()) if config.run_clock else None

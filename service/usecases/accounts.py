@@ -58,7 +58,6 @@ from service.store.projections import stats_row, wallet_row
 from service.usecases.context import Context
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import (
-    ACCOUNTS_PER_HOUR,
     TOKEN_LIFETIME,
     Player,
     SignUpLimit,
@@ -212,9 +211,7 @@ class Accounts:
         self.hasher = hasher or PasswordHasher()  # argon2id, the library's default parameters
         self._hashing = asyncio.Semaphore(MAX_CONCURRENT_HASHES)
         self._dummy_hash: str | None = None
-        self.sign_ups = SignUpLimit.from_env(
-            ctx, "account", "SWARM_ACCOUNTS_PER_HOUR", ACCOUNTS_PER_HOUR
-        )
+        self.sign_ups = SignUpLimit(ctx, "account", ctx.accounts_per_hour)
 
     # --- registration -------------------------------------------------------------------------
 

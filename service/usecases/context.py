@@ -34,6 +34,10 @@ class Context:
     clock: Clock = system_clock
     server_seeds: ServerSeeds = secure_server_seed
     wakeups: Wakeups | None = None
+    # New identities per client address in any hour (0: no limit): Settings.guests_per_hour
+    # and accounts_per_hour, so sign-up grants cannot be farmed from one address.
+    guests_per_hour: int = 30
+    accounts_per_hour: int = 5
 
 
 def stream(kind: str, ident: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import secrets
 import uuid
 from datetime import datetime, timedelta
@@ -28,8 +27,6 @@ from service.usecases.errors import Unauthorized
 TOKEN_LIFETIME = timedelta(days=30)
 SIGN_UP_WINDOW = timedelta(hours=1)
 # New identities an hour per client address (0: no limit); the variables override them.
-GUESTS_PER_HOUR = 30
-ACCOUNTS_PER_HOUR = 5
 
 # pg_advisory_xact_lock(int, int) class id for sign-up keys ("swsu").
 _SIGN_UP_LOCK_CLASS = 0x73777375
@@ -77,10 +74,6 @@ class SignUpLimit:
         self.kind = kind
         self.per_hour = per_hour
 
-    @classmethod
-    def from_env(cls, ctx: Context, kind: str, variable: str, default: int) -> SignUpLimit:
-        return cls(ctx, kind, int(os.environ.get(variable) or default))
-
     async def count(self, address: str | None) -> None:
         """Count one sign-up from `address` (None: not a client's, not counted)."""
         if address is None or self.per_hour <= 0:
@@ -112,7 +105,7 @@ def new_token() -> str:
 class Identity:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self.guests = SignUpLimit.from_env(ctx, "guest", "SWARM_GUESTS_PER_HOUR", GUESTS_PER_HOUR)
+        self.guests = SignUpLimit(ctx, "guest", ctx.guests_per_hour)
 
     async def create_guest(self, name: str, address: str | None = None) -> tuple[Player, str]:
         """A new guest (stream `player-<id>`, `guest_created`) and its bearer token; `name` as
