@@ -295,7 +295,10 @@ def openapi_config() -> OpenAPIConfig:
             "`code` from one catalogue (docs/errors.md; the enum of `Problem.code`).\n\n"
             "**Input** is decoded strictly: bodies are `application/json` (else 415), "
             'integers are JSON integers (`17`, never `"17"` or `17.0`), unknown fields '
-            "and query parameters are refused (400).\n\n"
+            "and query parameters are refused (400). Every string is text: a NUL character or "
+            "a lone surrogate (a `\\ud800`-`\\udfff` escape that is not half of a pair) "
+            "anywhere in a body or a query string, or JSON nested deeper than 32 levels, is "
+            "refused with 400 `bad-request` before anything is decoded.\n\n"
             "**Streams** are Server-Sent Events; a browser authenticates them with a "
             "stream ticket (`?ticket=`), never the bearer token. Cross-origin pages are "
             "allowed only from the origins in `SWARM_CORS_ORIGINS`.\n\n"
