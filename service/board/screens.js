@@ -28,6 +28,7 @@ export function setupScreen(app, container) {
   const me = session();
   let players = 4;
   let level = "heuristic";
+  const levelHint = h("p", { class: "level-hint" }, "Weighs the stings each bee risks this turn.");
   const levels = h(
     "div",
     { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
@@ -46,6 +47,7 @@ export function setupScreen(app, container) {
           "aria-label": `${label}: ${what}`,
           onchange: () => {
             level = value;
+            levelHint.textContent = what[0].toUpperCase() + what.slice(1) + ".";
           },
         }),
         h("span", {}, label)
@@ -127,7 +129,7 @@ export function setupScreen(app, container) {
         h("h1", { id: "solo-title" }, "Solo"),
         h("p", { class: "lead" }, "Play on your own against the bee players. Nothing is timed, paid or recorded."),
         h("fieldset", {}, h("legend", {}, "Players"), choices, beeList),
-        h("fieldset", {}, h("legend", {}, "Bees"), levels),
+        h("fieldset", {}, h("legend", {}, "Bees"), levels, levelHint),
         me?.token ? h("p", { class: "hint" }, `Playing as ${me.name}.`) : field("Your name", name, "Optional: no account needed to play on your own."),
         h("button", { class: "primary big", type: "submit" }, "Into the meadow")
       ),
