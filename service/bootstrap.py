@@ -44,6 +44,7 @@ class Swarm:
     tables: Tables
     play: Play
     clock: TurnClock
+    money: Money
     streams: Streams
     exports: Exports
     watching: Watching
@@ -60,6 +61,7 @@ def bootstrap(
     hasher: PasswordHasher | None = None,
     guests_per_hour: int = 30,
     accounts_per_hour: int = 5,
+    hold_expiry: float = 60.0,
 ) -> Swarm:
     ctx = Context(
         store=store,
@@ -69,10 +71,11 @@ def bootstrap(
         wakeups=wakeups,
         guests_per_hour=guests_per_hour,
         accounts_per_hour=accounts_per_hour,
+        hold_expiry=hold_expiry,
     )
     repository = Repository(ctx)
     turns = StreamTurns()  # one per process: moves of one stream take turns here
-    money = Money(ctx)
+    money = Money(ctx, repository, turns)
     deals = Deals(ctx, money)
     play = Play(ctx, repository, deals, turns)
     watching = Watching(ctx, repository)
@@ -85,6 +88,7 @@ def bootstrap(
         tables=Tables(ctx, repository, deals, money, turns),
         play=play,
         clock=TurnClock(ctx, play),
+        money=money,
         streams=Streams(ctx, repository, watching),
         exports=Exports(ctx, repository),
         watching=watching,

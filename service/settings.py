@@ -57,7 +57,8 @@ class Settings:
     # -- lifecycle ----------------------------------------------------------------------------
     shutdown_timeout: float = 5.0  # SIGTERM to exit, streams ended and requests finished
     stream_heartbeat: float = 15.0
-    run_clock: bool = True  # fire turn timers in this process
+    run_clock: bool = True  # fire turn timers (and relay coins left in the outbox) here
+    hold_expiry: float = 60.0  # a buy-in held by a sit-down that never finished goes back
     # -- observing ----------------------------------------------------------------------------
     log_level: str = "INFO"
     metrics: bool = True  # serve /metrics
@@ -111,6 +112,7 @@ class Settings:
             "keep_alive_timeout",
             "shutdown_timeout",
             "stream_heartbeat",
+            "hold_expiry",
         ):
             need(getattr(self, name) > 0, name, "seconds, more than 0")
         for name in ("db_statement_timeout", "db_lock_timeout", "db_idle_tx_timeout"):

@@ -128,9 +128,11 @@ def create_app(
             wakeups=wakeups,
             guests_per_hour=config.guests_per_hour,
             accounts_per_hour=config.accounts_per_hour,
+            hold_expiry=config.hold_expiry,
         )
         app.state.service = service
         timers = asyncio.create_task(service.clock.run()) if config.run_clock else None
+        relay = asyncio.create_task(service.money.run()) if config.run_clock else None
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
         restore_signals = drain_on_signals(asyncio.get_running_loop())
         try:
@@ -139,7 +141,7 @@ def create_app(
             restore_signals()
             # Shutdown: the server has already stopped accepting, ended the streams (edge.py)
             # and let requests in flight finish. Each step is bounded and quiet.
-            for task in (timers, gauges):
+            for task in (timers, relay, gauges):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):

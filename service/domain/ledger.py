@@ -1,7 +1,12 @@
 """Coins, XP and badges: the money rules (seed §9), pure.
 
-Coins are money, so every movement is an event in the owner's `wallet-<player id>` stream,
-appended in the same transaction as the table or game event that causes it:
+Coins are money, so every movement is an event in the owner's `wallet-<player id>` stream.
+A wallet and a table live on different shards of a distributed store (docs/scaling.md), so no
+transaction writes both: a hold is decided on the wallet alone (it is refused there when the
+balance is short) and then taken by the table; everything the table decides about the money
+(give a stake back, put it in the pot, pay the pot, reward a finish) is a transfer
+(`service.domain.transfers`) written to the table's outbox with the table event and delivered
+to the wallet afterwards, exactly once:
 
 - `coins_granted`: the only mints, a sign-up grant and game rewards;
 - `stake_held`: joining (or opening) a buy-in table before its first game reserves the stake;
@@ -68,17 +73,20 @@ class CoinsGranted(WalletEvent, frozen=True, tag="coins_granted"):
 class StakeHeld(WalletEvent, frozen=True, tag="stake_held"):
     table_id: str
     amount: int
+    hold_id: str | None = None  # the table's `buy_in_held` names it (None before holds had ids)
 
 
 class StakeReleased(WalletEvent, frozen=True, tag="stake_released"):
     table_id: str
     amount: int
+    hold_id: str | None = None
 
 
 class StakeCommitted(WalletEvent, frozen=True, tag="stake_committed"):
     table_id: str
     game_id: str
     amount: int
+    hold_id: str | None = None
 
 
 class PotPaid(WalletEvent, frozen=True, tag="pot_paid"):
@@ -151,13 +159,15 @@ def evolve_wallet(state: WalletState, event: WalletEventUnion) -> WalletState:
     raise AssertionError(f"unknown wallet event {event!r}")  # pragma: no cover
 
 
-def decide_hold(wallet: WalletState, table_id: str, stake: int) -> list[WalletEventUnion]:
+def decide_hold(
+    wallet: WalletState, table_id: str, stake: int, hold_id: str
+) -> list[WalletEventUnion]:
     """Reserve a buy-in; refused if the balance is short."""
     if stake <= 0:
         return []
     if wallet.balance < stake:
         raise InsufficientCoins(f"The buy-in is {stake} coins; you have {wallet.balance}.")
-    return [StakeHeld(table_id=table_id, amount=stake)]
+    return [StakeHeld(table_id=table_id, amount=stake, hold_id=hold_id)]
 
 
 def split_pot(pot: int, winners: Sequence[str]) -> list[tuple[str, int]]:

@@ -14,6 +14,8 @@ from service.domain.codec import TaggedCodec, tag_of
 from service.domain.rules.events import BeeLevel, ClockSettings, EndReason, SeatInfo, SeatKind
 
 __all__ = [
+    "BuyInHeld",
+    "BuyInReturned",
     "GameFinished",
     "GameOpened",
     "GamePrepared",
@@ -133,8 +135,31 @@ class Stake(msgspec.Struct, frozen=True, kw_only=True):
     amount: int
 
 
+class BuyInHeld(TableEvent, frozen=True, tag="buy_in_held"):
+    """A person sat down at a buy-in table before its first game with their stake held in
+    their wallet (`stake_held` there, by the same `hold_id`): the table counts it towards the
+    pot. The wallet holds first, so a person who cannot pay never takes the seat."""
+
+    player_id: str
+    hold_id: str
+    amount: int
+
+
+class BuyInReturned(TableEvent, frozen=True, tag="buy_in_returned"):
+    """A held stake the table gives back to its wallet: its person left before the first deal
+    (`left`), or the table never took it (`not_taken`: the seat was refused once the stake was
+    held, or the sit-down never finished and the hold expired). The wallet's `stake_released`
+    follows, delivered from the table's outbox."""
+
+    player_id: str
+    hold_id: str
+    amount: int
+    reason: Literal["left", "not_taken"]
+
+
 class PotFormed(TableEvent, frozen=True, tag="pot_formed"):
-    """At the first deal of a buy-in table every person's held stake goes into the pot."""
+    """At the first deal of a buy-in table every person's held stake goes into the pot (each
+    wallet's `stake_committed` follows, delivered from the table's outbox)."""
 
     game_id: str
     stakes: tuple[Stake, ...]
@@ -142,7 +167,8 @@ class PotFormed(TableEvent, frozen=True, tag="pot_formed"):
 
 class PotSettled(TableEvent, frozen=True, tag="pot_settled"):
     """The pot paid out: to the winners (the fewest stings among those still counting, ties
-    split it), or back to every payer when the game was abandoned."""
+    split it), or back to every payer when the game was abandoned (each wallet's `pot_paid`
+    follows, delivered from the table's outbox)."""
 
     game_id: str
     payouts: tuple[Stake, ...]
@@ -161,6 +187,8 @@ class TableClosedEvent(TableEvent, frozen=True, tag="table_closed"):
 TableEventUnion = (
     TableOpened
     | SeatTaken
+    | BuyInHeld
+    | BuyInReturned
     | SeatFreed
     | HostChanged
     | GamePrepared

@@ -120,6 +120,15 @@ class TableSeat(msgspec.Struct, frozen=True, kw_only=True):
     level: BeeLevel | None = None
 
 
+class BuyIn(msgspec.Struct, frozen=True, kw_only=True):
+    """A stake held in `player_id`'s wallet (hold `hold_id`) that the table counts towards the
+    pot of its first game."""
+
+    player_id: str
+    hold_id: str
+    amount: int
+
+
 class TableState(msgspec.Struct, frozen=True, kw_only=True):
     table_id: str = ""
     mode: TableMode = "solo"
@@ -138,6 +147,7 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     seeds_closed: bool = False  # the deal waits for the committed seeds to be revealed
     seeds_closed_at: datetime | None = None  # when the reveal window began
     withheld: tuple[str, ...] = ()  # people whose reveal window ended without their seed
+    buy_ins: tuple[BuyIn, ...] = ()  # before the first deal: the stakes held for the pot
     pot: tuple[Stake, ...] = ()  # the stakes in the current game's pot, until it is settled
     version: int = 0
 
@@ -145,6 +155,15 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     def holds_stakes(self) -> bool:
         """Before the first deal of a buy-in table, every person seated has a stake held."""
         return self.stake > 0 and not self.games
+
+    @property
+    def opened(self) -> bool:
+        """The stream began with `table_opened` (a stream holding only a `buy_in_returned`
+        for a table that was never opened is no table: `Money.expire_holds`)."""
+        return bool(self.host)
+
+    def buy_in_of(self, player_id: str) -> BuyIn | None:
+        return next((b for b in self.buy_ins if b.player_id == player_id), None)
 
     def seed_of(self, player_id: str | None) -> str | None:
         return next((seed for who, seed in self.seeds if who == player_id), None)
@@ -268,8 +287,14 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 next_commitment=None,
                 version=version,
             )
+        case BuyInHeld():
+            buy_in = BuyIn(player_id=event.player_id, hold_id=event.hold_id, amount=event.amount)
+            return replace(state, buy_ins=(*state.buy_ins, buy_in), version=version)
+        case BuyInReturned():
+            kept = tuple(b for b in state.buy_ins if b.hold_id != event.hold_id)
+            return replace(state, buy_ins=kept, version=version)
         case PotFormed():
-            return replace(state, pot=event.stakes, version=version)
+            return replace(state, pot=event.stakes, buy_ins=(), version=version)
         case PotSettled():
             return replace(state, pot=(), version=version)
         case GameFinished():
@@ -355,6 +380,34 @@ def decide_join(
     if len(state.seats) >= state.capacity:
         raise TableFull(f"All {state.capacity} seats are taken.")
     return [SeatTaken(player_id=player_id, name=name, kind="person")]
+
+
+def decide_buy_in(
+    state: TableState, player_id: str, hold_id: str, amount: int
+) -> list[BuyInHeld | BuyInReturned]:
+    """A stake that `player_id`'s wallet now holds for this table (hold `hold_id`), decided on
+    the table after they sat down (or opened it): counted towards the pot while the table still
+    takes buy-ins, they sit here and it is their one stake at the table's price; given back
+    otherwise (seed §9 "Buy-in": only the first game has one)."""
+    taken = (
+        state.holds_stakes
+        and not state.closed
+        and amount == state.stake
+        and state.seat_of(player_id) is not None
+        and state.buy_in_of(player_id) is None
+    )
+    if taken:
+        return [BuyInHeld(player_id=player_id, hold_id=hold_id, amount=amount)]
+    return [BuyInReturned(player_id=player_id, hold_id=hold_id, amount=amount, reason="not_taken")]
+
+
+def decide_return_buy_in(state: TableState, player_id: str) -> list[BuyInReturned]:
+    """As `player_id` leaves before the first deal, their stake goes back to their wallet."""
+    return [
+        BuyInReturned(player_id=b.player_id, hold_id=b.hold_id, amount=b.amount, reason="left")
+        for b in state.buy_ins
+        if b.player_id == player_id
+    ]
 
 
 def should_start_when_full(state: TableState) -> bool:

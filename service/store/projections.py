@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.domain.ledger import PlayerStats, WalletState
+from service.domain.ledger import (
+    PlayerStats,
+    StakeCommitted,
+    StakeHeld,
+    StakeReleased,
+    WalletState,
+)
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.tables import TableState
+from service.domain.transfers import TransferUnion, encode_transfer
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -28,6 +35,39 @@ on conflict (player_id) do update
        games_won = excluded.games_won, xp = excluded.xp, badges = excluded.badges,
        updated_at = now()
 """
+
+
+_OUTBOX_INSERT = """
+insert into money_outbox (table_id, transfer_id, player_id, transfer)
+values ($1, $2, $3, $4::jsonb)
+"""
+
+_HOLD_INSERT = """
+insert into stake_holds (player_id, hold_id, table_id, amount) values ($1, $2, $3, $4)
+"""
+
+_HOLD_DELETE = "delete from stake_holds where player_id = $1 and hold_id = $2"
+
+
+def outbox_row(transfer: TransferUnion) -> Statement:
+    """A transfer in its table's outbox (keyed by the table: the table's shard)."""
+    return (
+        _OUTBOX_INSERT,
+        (
+            transfer.table_id,
+            transfer.transfer_id,
+            transfer.player_id,
+            encode_transfer(transfer).decode(),
+        ),
+    )
+
+
+def hold_row(player_id: str, held: StakeHeld) -> Statement:
+    return (_HOLD_INSERT, (player_id, held.hold_id, held.table_id, held.amount))
+
+
+def hold_settled_row(player_id: str, moved: StakeReleased | StakeCommitted) -> Statement:
+    return (_HOLD_DELETE, (player_id, moved.hold_id))
 
 
 def wallet_row(player_id: str, wallet: WalletState) -> Statement:

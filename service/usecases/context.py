@@ -38,6 +38,9 @@ class Context:
     # and accounts_per_hour, so sign-up grants cannot be farmed from one address.
     guests_per_hour: int = 30
     accounts_per_hour: int = 5
+    # Seconds after which a buy-in held by a sit-down that never finished goes back
+    # (Settings.hold_expiry; `Money.expire_holds`).
+    hold_expiry: float = 60.0
 
 
 def stream(kind: str, ident: str) -> str:

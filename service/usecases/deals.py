@@ -64,7 +64,7 @@ class Deals:
             transcript=published.transcript.hex(),
             fingerprint=published.fingerprint.hex(),
         )
-        await self.money.form_pot(uow, game_id)
+        self.money.form_pot(uow, game_id)
         uow.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1))
         start = StartGame(
             game_id=game_id,
@@ -88,7 +88,7 @@ class Deals:
             seed = await uow.server_seed(game_id)
             order = fairness.deck_order(seed, bytes.fromhex(game.proof.transcript), len(game.seats))
             uow.game_events(game, [DealRevealed(server_seed=seed.hex(), deck_order=order)])
-        await self.money.settle_pot(uow, game)
+        self.money.settle_pot(uow, game)
         await self.money.reward(uow, game)
         assert game.end_reason is not None
         uow.table_event(GameFinished(game_id=game_id, reason=game.end_reason))

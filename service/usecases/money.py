@@ -3,79 +3,207 @@ sits down before the table's first game, goes into the pot at that game's deal, 
 paid to the fewest stings (or back to every payer when the game is abandoned). Play again has
 no buy-in, so sitting down between games holds nothing; every hold ends in the pot or back in
 the wallet. Finishing an online game earns coins and XP for account holders, the coins up to
-a daily cap per account (`DAILY_REWARD_COINS`). Every movement is a wallet event appended in
-the same unit of work as the table or game event that causes it (`service.domain.ledger`
-holds the rules)."""
+a daily cap per account (`DAILY_REWARD_COINS`).
+
+No transaction writes both a table's streams and a wallet's (docs/scaling.md, "Buy-ins across
+shards"): under Citus they live on different shards.
+
+* **Sitting down** is two steps. The wallet holds the stake first (`hold`, refused there when
+  the balance is short), then the table takes it (`take_buy_in`, in the table's own append,
+  whose command id is `buy-in:<hold id>`). A hold the table did not take (the seat was refused
+  meanwhile, or the sit-down never finished) is given back by `give_back`, which appends the
+  table's `buy_in_returned` under the *same* command id: of a late sit-down and the give-back,
+  exactly one is ever appended, so a hold is never both seated and released.
+* **Everything else the table decides** about coins (a stake back as its person leaves, the
+  stakes into the pot, the pot paid, a reward) is a transfer (`service.domain.transfers`) in
+  the table's outbox, written with the table event and delivered to the wallet by `deliver`
+  right after the commit, with the transfer id as the wallet append's command id. A delivery
+  cut short (a crash, the database away) is finished by `relay_due`, which every instance runs
+  (`run`), as is a sit-down cut short between its two steps (`expire_holds`).
+"""
 
 from __future__ import annotations
 
-from datetime import UTC
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, timedelta
 from typing import Literal
 
-from service.domain.ledger import (
-    CoinsGranted,
-    GameRecord,
-    PotPaid,
-    StakeCommitted,
-    StakeReleased,
-    capped_reward,
-    decide_hold,
-    reward,
-    split_pot,
-)
+import structlog
+
+from service.domain.ledger import decide_hold, split_pot
 from service.domain.players import GameRecorded
 from service.domain.rules.engine import GameState
-from service.domain.tables import PotFormed, PotSettled, Stake
-from service.usecases.context import Context
+from service.domain.tables import (
+    BuyInHeld,
+    BuyInReturned,
+    PotFormed,
+    PotSettled,
+    Stake,
+    decide_buy_in,
+    decide_return_buy_in,
+)
+from service.domain.transfers import (
+    CommitStake,
+    GrantReward,
+    PayPot,
+    ReleaseStake,
+    TransferUnion,
+    decide_delivery,
+    decode_transfer,
+)
+from service.store.events import DuplicateCommand
+from service.usecases.context import Context, stream
 from service.usecases.identity import Player
+from service.usecases.repository import Repository
+from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
+
+log = structlog.get_logger(__name__)
 
 _ACCOUNT_HOLDERS = "select player_id from accounts where player_id = any($1::text[])"
 
+# The relay: transfers not delivered `RELAY_AFTER` after they were written (the request that
+# wrote them delivers them itself, so these are the ones a crash or an outage cut short),
+# claimed so that each goes to one instance at a time.
+RELAY_AFTER = timedelta(seconds=2)
+_CLAIM_TRANSFERS = """
+select table_id, transfer_id, transfer::text from money_outbox
+ where created_at <= now() - $1::interval
+ order by created_at
+ limit $2
+   for update skip locked
+"""
+_DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
+
+_UNSETTLED_HOLDS = """
+select player_id, hold_id, table_id, amount from stake_holds
+ where settled_at is null and held_at <= now() - $1::interval
+ order by held_at
+ limit $2
+"""
+_SETTLE_HOLD = "update stake_holds set settled_at = now() where player_id = $1 and hold_id = $2"
+
+
+def hold_command(table_id: str, hold_id: str) -> tuple[str, str]:
+    """The command id under which a table decides a hold's fate: taken or given back, once."""
+    return stream("table", table_id), f"buy-in:{hold_id}"
+
+
+class Hold:
+    """A stake a wallet holds for a table, as a sit-down's first step."""
+
+    def __init__(self, player_id: str, table_id: str, hold_id: str, amount: int) -> None:
+        self.player_id = player_id
+        self.table_id = table_id
+        self.hold_id = hold_id
+        self.amount = amount
+
+    @property
+    def command(self) -> tuple[str, str]:
+        return hold_command(self.table_id, self.hold_id)
+
 
 class Money:
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, repository: Repository, turns: StreamTurns) -> None:
         self.ctx = ctx
+        self.repository = repository
+        self.turns = turns
 
-    async def hold_stake(self, uow: UnitOfWork, player: Player) -> None:
-        """Hold the buy-in as `player` sits down at (or opens) `uow.table`, if its first game
-        is still to come (refused if their balance is short)."""
-        table = uow.table
-        if table.holds_stakes:
+    # --- sitting down: the wallet holds, the table takes ---------------------------------------
+
+    async def hold(self, player: Player, table_id: str, stake: int) -> Hold:
+        """Hold `stake` in the caller's wallet for `table_id` (raises `InsufficientCoins`)."""
+        hold = Hold(player.player_id, table_id, str(uuid.uuid4()), stake)
+
+        async def attempt() -> None:
+            uow = UnitOfWork(self.repository)
             wallet = await uow.wallet(player.player_id)
-            held = decide_hold(wallet, table.table_id, table.stake)
-            await uow.wallet_events(player.player_id, held)
+            await uow.wallet_events(
+                player.player_id, decide_hold(wallet, table_id, stake, hold.hold_id)
+            )
+            await uow.commit({"actor": player.player_id, "causation": "hold_stake"})
 
-    async def release_stake(self, uow: UnitOfWork, player_id: str) -> None:
-        """Give back whatever `player_id` holds for `uow.table` as they leave it."""
-        await self._release(uow, player_id)
+        async with self.turns.turn(stream("wallet", player.player_id)):
+            await until_applied(attempt, what="wallet")
+        return hold
 
-    async def _release(self, uow: UnitOfWork, player_id: str) -> None:
-        table_id = uow.table.table_id
-        held = (await uow.wallet(player_id)).held_for(table_id)
-        if held > 0:
-            await uow.wallet_events(player_id, [StakeReleased(table_id=table_id, amount=held)])
+    def take_buy_in(self, uow: UnitOfWork, hold: Hold) -> None:
+        """The table's side of a sit-down: count the held stake towards the pot, or (the table
+        no longer takes buy-ins, or not from this person) give it back."""
+        for event in decide_buy_in(uow.table, hold.player_id, hold.hold_id, hold.amount):
+            self._table_money(uow, event)
 
-    async def form_pot(self, uow: UnitOfWork, game_id: str) -> None:
-        """At a buy-in table's first deal, every seated person's held stake goes into the pot.
-        At a later deal nobody should hold anything for the table; a hold an older version
-        left behind (someone who sat down between games) goes back to its wallet."""
+    async def give_back(self, hold: Hold, *, actor: str) -> bool:
+        """A hold its table never took: record it given back under the hold's command id, so a
+        sit-down still on its way can no longer take it, and release it. False when the table
+        had decided it already (taken it, or given it back before)."""
+
+        async def attempt() -> list[TransferUnion]:
+            # Also a table whose opening was cut short after the hold: its stream then holds
+            # this give-back only, which is no table (Repository.table).
+            table = await self.repository.table(hold.table_id, unopened=True)
+            uow = UnitOfWork(self.repository, table)
+            self._table_money(
+                uow,
+                BuyInReturned(
+                    player_id=hold.player_id,
+                    hold_id=hold.hold_id,
+                    amount=hold.amount,
+                    reason="not_taken",
+                ),
+            )
+            await uow.commit({"actor": actor, "causation": "give_back_hold"}, command=hold.command)
+            return uow.transfers
+
+        async with self.turns.turn(stream("table", hold.table_id)):
+            try:
+                transfers = await until_applied(attempt, what="table")
+            except DuplicateCommand:
+                return False
+        await self.deliver(transfers)
+        return True
+
+    def return_stake(self, uow: UnitOfWork, player_id: str) -> None:
+        """As `player_id` leaves `uow.table` before its first deal, their stake goes back."""
+        for event in decide_return_buy_in(uow.table, player_id):
+            self._table_money(uow, event)
+
+    def _table_money(self, uow: UnitOfWork, event: BuyInHeld | BuyInReturned) -> None:
+        uow.table_event(event)
+        if isinstance(event, BuyInReturned):
+            uow.transfer(
+                ReleaseStake(
+                    player_id=event.player_id,
+                    table_id=uow.table.table_id,
+                    hold_id=event.hold_id,
+                    amount=event.amount,
+                )
+            )
+
+    # --- the pot ------------------------------------------------------------------------------
+
+    def form_pot(self, uow: UnitOfWork, game_id: str) -> None:
+        """At a buy-in table's first deal, every stake the table took goes into the pot."""
         table = uow.table
-        people = [s.player_id for s in table.seat_infos() if s.kind == "person" and s.player_id]
         if not table.holds_stakes:
-            for player_id in people:
-                await self._release(uow, player_id)
             return
-        stakes = []
-        for player_id in people:
-            held = (await uow.wallet(player_id)).held_for(table.table_id)
-            if held > 0:
-                committed = StakeCommitted(table_id=table.table_id, game_id=game_id, amount=held)
-                await uow.wallet_events(player_id, [committed])
-                stakes.append(Stake(player_id=player_id, amount=held))
-        uow.table_event(PotFormed(game_id=game_id, stakes=tuple(stakes)))
+        for buy_in in table.buy_ins:
+            uow.transfer(
+                CommitStake(
+                    player_id=buy_in.player_id,
+                    table_id=table.table_id,
+                    hold_id=buy_in.hold_id,
+                    game_id=game_id,
+                    amount=buy_in.amount,
+                )
+            )
+        stakes = tuple(Stake(player_id=b.player_id, amount=b.amount) for b in table.buy_ins)
+        uow.table_event(PotFormed(game_id=game_id, stakes=stakes))
 
-    async def settle_pot(self, uow: UnitOfWork, game: GameState) -> None:
+    def settle_pot(self, uow: UnitOfWork, game: GameState) -> None:
         """Pay the pot: to the winners (ties split it, remainders to the first in seat order),
         or back to every payer, leavers included, when the game was abandoned."""
         stakes = uow.table.pot
@@ -91,8 +219,15 @@ class Money:
             payouts = split_pot(sum(s.amount for s in stakes), winners)
             reason = "won"
         for player_id, amount in payouts:
-            paid = PotPaid(game_id=game.game_id, amount=amount, reason=reason)
-            await uow.wallet_events(player_id, [paid])
+            uow.transfer(
+                PayPot(
+                    player_id=player_id,
+                    table_id=uow.table.table_id,
+                    game_id=game.game_id,
+                    amount=amount,
+                    reason=reason,
+                )
+            )
         uow.table_event(
             PotSettled(
                 game_id=game.game_id,
@@ -103,8 +238,8 @@ class Money:
 
     async def reward(self, uow: UnitOfWork, game: GameState) -> None:
         """Coins and XP for every person with an account who finished an online game (more
-        for the winners; the coins up to the daily cap), and the game on their record; leavers
-        and solo games earn nothing."""
+        for the winners; the coins up to the daily cap, counted on the day the game ended), and
+        the game on their record; leavers and solo games earn nothing."""
         if uow.table.mode != "online" or game.end_reason not in (
             "finished",
             "last_person_standing",
@@ -116,21 +251,102 @@ class Money:
         )
         day = self.ctx.clock().astimezone(UTC).date().isoformat()
         for row in rows:
-            player_id = row["player_id"]
-            seat = finishers[player_id]
-            won = seat.number in game.winners
-            coins, xp = reward(won)
-            coins = capped_reward(await uow.wallet(player_id), coins, day)
-            if coins > 0:
-                grant = CoinsGranted(
-                    amount=coins, reason="game_reward", game_id=game.game_id, day=day
+            seat = finishers[row["player_id"]]
+            uow.transfer(
+                GrantReward(
+                    player_id=row["player_id"],
+                    table_id=uow.table.table_id,
+                    game_id=game.game_id,
+                    won=seat.number in game.winners,
+                    stings=seat.stings,
+                    biggest_take=seat.biggest_take,
+                    day=day,
                 )
-                await uow.wallet_events(player_id, [grant])
-            record = GameRecord(
-                game_id=game.game_id,
-                stings=seat.stings,
-                won=won,
-                biggest_take=seat.biggest_take,
-                xp=xp,
             )
-            await uow.record(player_id, GameRecorded(record=record))
+
+    # --- delivery -----------------------------------------------------------------------------
+
+    async def deliver(self, transfers: Sequence[TransferUnion]) -> None:
+        """Deliver transfers a table just committed. One that fails stays in the outbox, for
+        `relay_due`: the table's change is made, and the caller is not told otherwise."""
+        for transfer in transfers:
+            try:
+                await self._deliver(transfer)
+                await self.ctx.pool.execute(
+                    _DELETE_TRANSFER, transfer.table_id, transfer.transfer_id
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning(
+                    "transfer left for the relay",
+                    transfer_id=transfer.transfer_id,
+                    table_id=transfer.table_id,
+                    exc_info=True,
+                )
+
+    async def _deliver(self, transfer: TransferUnion) -> None:
+        """One transfer into its wallet (and a reward onto the record), once: the append's
+        command id is the transfer's, so a second delivery is a duplicate that changes
+        nothing. A wallet event and a record of one person are one shard: one append."""
+        player_id = transfer.player_id
+        # The command goes on a stream this delivery appends to: a reward always records the
+        # game on the player's record, whatever the daily cap leaves of its coins.
+        kind = "player" if isinstance(transfer, GrantReward) else "wallet"
+        command = (stream(kind, player_id), transfer.transfer_id)
+
+        async def attempt() -> None:
+            uow = UnitOfWork(self.repository)
+            events = decide_delivery(await uow.wallet(player_id), transfer)
+            if isinstance(transfer, GrantReward):
+                await uow.record(player_id, GameRecorded(record=transfer.record))
+            elif not events:
+                # A stake the wallet does not hold: a bug if it ever happens, and nothing to do.
+                log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
+                return
+            await uow.wallet_events(player_id, events)
+            metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
+            with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
+                await uow.commit(metadata, command=command)
+
+        async with self.turns.turn(stream("wallet", player_id)):
+            await until_applied(attempt, what="wallet")
+
+    async def relay_due(self, *, after: timedelta = RELAY_AFTER, limit: int = 50) -> int:
+        """Deliver transfers left in the outbox (for longer than `after`). Several instances
+        may call this at once: SKIP LOCKED gives each row to one of them, and a row delivered
+        but not deleted (a crash between the two) is delivered again as a duplicate."""
+        delivered = 0
+        async with self.ctx.pool.acquire() as conn, conn.transaction():
+            for table_id, transfer_id, text in await conn.fetch(_CLAIM_TRANSFERS, after, limit):
+                await self._deliver(decode_transfer(text))
+                await conn.execute(_DELETE_TRANSFER, table_id, transfer_id)
+                delivered += 1
+        return delivered
+
+    async def expire_holds(self, *, after: timedelta, limit: int = 50) -> int:
+        """Give back holds older than `after` that their table never took (a sit-down cut short
+        between its two steps). Returns how many were given back."""
+        given_back = 0
+        for row in await self.ctx.pool.fetch(_UNSETTLED_HOLDS, after, limit):
+            hold = Hold(row["player_id"], row["table_id"], row["hold_id"], row["amount"])
+            if await self.give_back(hold, actor="hold_expiry"):
+                given_back += 1
+            else:  # the table decided it: taken (then it leaves with the pot or the person)
+                await self.ctx.pool.execute(_SETTLE_HOLD, hold.player_id, hold.hold_id)
+        return given_back
+
+    async def run(self, *, poll: float = 1.0) -> None:
+        """Relay left-over transfers and expire unfinished sit-downs until cancelled."""
+        after = timedelta(seconds=self.ctx.hold_expiry)
+        while True:
+            try:
+                while await self.relay_due():
+                    pass
+                await self.expire_holds(after=after)
+                await asyncio.sleep(poll)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # the database is down or restarting: keep trying, gently
+                log.exception("money relay failed; retrying in 1 s")
+                await asyncio.sleep(1.0)

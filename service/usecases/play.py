@@ -193,6 +193,7 @@ class Play:
                 )
             except DuplicateCommand as duplicate:
                 return await repeat(duplicate.version)
+            await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
             final = uow.game_state(game_id)
             assert final is not None
             return final

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import msgspec
+
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
 from service.domain.play import has_strong_bees
 from service.domain.players import PlayerRecord, player_record
@@ -65,11 +67,16 @@ class Repository:
             )
         )
 
-    async def table(self, table_id: str) -> TableState:
+    async def table(self, table_id: str, *, unopened: bool = False) -> TableState:
+        """The table; NotFound if it was never opened, unless `unopened`: then also the stream
+        of a table whose opening was cut short, where only a hold was given back."""
         recorded = await self.ctx.store.read_stream(stream("table", table_id))
-        if not recorded:
+        state = fold_table(decode_table_event(r.data) for r in recorded)
+        if state.opened:
+            return state
+        if not unopened:
             raise NotFound(f"No table {table_id}.")
-        return fold_table(decode_table_event(r.data) for r in recorded)
+        return msgspec.structs.replace(state, table_id=table_id)
 
     async def wallet(self, player_id: str) -> WalletState:
         wallet = WalletState()

@@ -6,7 +6,9 @@ and commit (`_change`, `_commit`), and reads best beside it.
 
 The table's rules are in `service.domain.tables`; this module loads the table, asks them, and
 commits the table events with whatever they set off (a deal, a stake, a game left) in one
-unit of work. Stream `table-<id>`; the `lobby` projection row is written with it."""
+unit of work. Stream `table-<id>`; the `lobby` projection row is written with it. Coins never
+ride in that unit: a buy-in is held in the wallet before the table is asked, and what the
+table owes wallets is delivered after it commits (`service.usecases.money`)."""
 
 from __future__ import annotations
 
@@ -49,12 +51,13 @@ from service.domain.tables import (
     should_start_when_full,
 )
 from service.domain.views import GameView, game_view
+from service.store.events import DuplicateCommand
 from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
-from service.usecases.errors import Forbidden
+from service.usecases.errors import Conflict, Forbidden
 from service.usecases.identity import Player
-from service.usecases.money import Money
+from service.usecases.money import Hold, Money
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
@@ -124,7 +127,8 @@ class Decided:
     cause: str
     deal: bool = False  # deal the prepared game to the seats
     game_change: tuple[GameState, list[Event]] | None = None  # a person leaving mid-game
-    money: Callable[[UnitOfWork], Awaitable[None]] | None = None  # holds and releases
+    hold: Hold | None = None  # a buy-in the caller's wallet holds, for the table to take
+    leaving: str | None = None  # a person leaving: a stake they paid in goes back
 
 
 class Tables:
@@ -191,27 +195,35 @@ class Tables:
                 hosting=hosting,
             )
 
-            async def hold(uow: UnitOfWork) -> None:
-                await self.money.hold_stake(uow, player)
-
-            decided = Decided(events=opened, cause="open", money=hold)
+            hold = await self._hold(player, table_id, stake)
+            decided = Decided(events=opened, cause="open", hold=hold)
             table, game = await self._commit(player, TableState(), decided)
         return self._view(table, game, player)
 
     # --- changes at a table -------------------------------------------------------------------
 
     async def join_table(self, player: Player, table_id: str, seed: str | None) -> TableView:
+        """Sit down. At a buy-in table before its first game the wallet holds the stake first
+        (refused there if short), so the rules are asked on the table as loaded before anything
+        is held: a join they refuse holds nothing."""
+        hold = None
+        table = await self.repository.table(table_id)
+        decide_join(table, player.player_id, player.name, registered=player.registered)
+        if table.holds_stakes:
+            hold = await self._hold(player, table_id, table.stake)
+
         async def change(table: TableState) -> Decided:
             joined = decide_join(table, player.player_id, player.name, registered=player.registered)
             events = joined + _seed(fold_table(joined, table), player, seed)
-
-            async def hold(uow: UnitOfWork) -> None:
-                await self.money.hold_stake(uow, player)
-
             full = should_start_when_full(fold_table(events, table))
-            return Decided(events=events, cause="join", deal=full, money=hold)
+            return Decided(events=events, cause="join", deal=full, hold=hold)
 
-        return await self._change(player, table_id, change)
+        try:
+            return await self._change(player, table_id, change)
+        except (rule_errors.RuleViolation, Conflict):
+            if hold is not None:  # the seat was refused after all: the stake goes back
+                await self.money.give_back(hold, actor=player.player_id)
+            raise
 
     async def start_game(self, player: Player, table_id: str, seed: str | None) -> TableView:
         async def change(table: TableState) -> Decided:
@@ -278,10 +290,9 @@ class Tables:
                     seeds = await self.repository.bee_seeds(game)
                     game_change = (game, (await play_with_bees(game, leave, seeds))[1])
 
-            async def release(uow: UnitOfWork) -> None:
-                await self.money.release_stake(uow, player.player_id)
-
-            return Decided(events=left, cause="leave", game_change=game_change, money=release)
+            return Decided(
+                events=left, cause="leave", game_change=game_change, leaving=player.player_id
+            )
 
         return await self._change(player, table_id, change)
 
@@ -329,8 +340,10 @@ class Tables:
                 uow.table_event(event)
         if before.version == 0:
             self.deals.prepare(uow)
-        if decided.money is not None:
-            await decided.money(uow)
+        if decided.hold is not None:
+            self.money.take_buy_in(uow, decided.hold)
+        if decided.leaving is not None:
+            self.money.return_stake(uow, decided.leaving)
         if decided.game_change is not None:
             game_before, game_events = decided.game_change
             uow.game_events(game_before, game_events)
@@ -339,8 +352,21 @@ class Tables:
             uow.table_event(event)
         if decided.deal:
             await self._deal_once_seeded(uow)
-        await uow.commit({"actor": player.player_id, "causation": decided.cause})
+        metadata = {"actor": player.player_id, "causation": decided.cause}
+        try:
+            # A sit-down with a hold is appended under the hold's command id, which the hold's
+            # give-back also uses: if that got there first, the hold is gone.
+            await uow.commit(metadata, command=decided.hold.command if decided.hold else None)
+        except DuplicateCommand:
+            raise Conflict(
+                "Your buy-in hold expired before you sat down; it is back in your wallet. "
+                "Try again."
+            ) from None
+        await self.money.deliver(uow.transfers)
         return uow.table, uow.current_game()
+
+    async def _hold(self, player: Player, table_id: str, stake: int) -> Hold | None:
+        return await self.money.hold(player, table_id, stake) if stake > 0 else None
 
     async def _deal_once_seeded(self, uow: UnitOfWork) -> None:
         """Deal, unless a committed seed is still owed (docs/fairness.md, "Seeds: commit, then

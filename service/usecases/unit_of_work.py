@@ -14,6 +14,9 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from service.domain.ledger import (
+    StakeCommitted,
+    StakeHeld,
+    StakeReleased,
     WalletEventUnion,
     WalletState,
     encode_wallet_event,
@@ -39,8 +42,18 @@ from service.domain.tables import (
     evolve_table,
     table_event_type,
 )
+from service.domain.transfers import TransferUnion
 from service.store.events import NewEvent, StreamAppend
-from service.store.projections import Statement, lobby_row, members_row, stats_row, wallet_row
+from service.store.projections import (
+    Statement,
+    hold_row,
+    hold_settled_row,
+    lobby_row,
+    members_row,
+    outbox_row,
+    stats_row,
+    wallet_row,
+)
 from service.usecases.context import stream
 from service.usecases.repository import Repository
 
@@ -73,6 +86,7 @@ class UnitOfWork:
         self._games: dict[str, _Stream[GameState, Event]] = {}
         self._wallets: dict[str, _Stream[WalletState, WalletEventUnion]] = {}
         self._records: dict[str, tuple[PlayerRecord, list[GameRecorded]]] = {}
+        self.transfers: list[TransferUnion] = []  # to wallets, through the table's outbox
 
     # --- the table ----------------------------------------------------------------------------
 
@@ -133,6 +147,11 @@ class UnitOfWork:
         if player_id not in self._records:
             self._records[player_id] = (await self.repository.player_record(player_id), [])
         self._records[player_id][1].append(event)
+
+    def transfer(self, transfer: TransferUnion) -> None:
+        """Coins the table owes a wallet: written to the table's outbox with the table's events
+        and delivered once they are committed (`service.usecases.money`)."""
+        self.transfers.append(transfer)
 
     # --- commit -------------------------------------------------------------------------------
 
@@ -200,14 +219,24 @@ class UnitOfWork:
             if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
         ]
         rows += [wallet_row(player_id, w.after) for player_id, w in self._wallets.items()]
+        rows += [  # each hold, for the sweeper of sit-downs that never finished
+            hold_row(player_id, event)
+            if isinstance(event, StakeHeld)
+            else hold_settled_row(player_id, event)
+            for player_id, w in self._wallets.items()
+            for event in w.events
+            if isinstance(event, StakeHeld | StakeReleased | StakeCommitted)
+            and event.hold_id is not None
+        ]
+        rows += [outbox_row(t) for t in self.transfers]
         for player_id, (loaded, recorded) in self._records.items():
             stats = loaded.stats
             for event in recorded:
                 stats = record_game(stats, event.record)
             rows.append(stats_row(player_id, loaded.name, stats))
-        if self.table_events and self.table.mode == "online":
+        if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(lobby_row(self.table))
-        if self.table_events:
+        if self.table_events and self.table.opened:
             rows.append(members_row(self.table))
         return rows
 

@@ -38,13 +38,13 @@ def wallet(*events: WalletEventUnion) -> WalletState:
 
 def test_rule_a_buy_in_holds_the_stake_and_is_refused_when_the_balance_is_short() -> None:
     rich = wallet(CoinsGranted(amount=SIGN_UP_COINS, reason="sign_up"))
-    assert decide_hold(rich, "t", 100) == [StakeHeld(table_id="t", amount=100)]
+    assert decide_hold(rich, "t", 100, "h1") == [StakeHeld(table_id="t", amount=100, hold_id="h1")]
     held = evolve_wallet(rich, StakeHeld(table_id="t", amount=100))
     assert (held.balance, held.held) == (SIGN_UP_COINS - 100, 100)
     poor = wallet(CoinsGranted(amount=50, reason="sign_up"))
     with pytest.raises(InsufficientCoins):
-        decide_hold(poor, "t", 100)
-    assert decide_hold(poor, "t", 0) == []
+        decide_hold(poor, "t", 100, "h2")
+    assert decide_hold(poor, "t", 0, "h3") == []
 
 
 def test_rule_leaving_before_the_start_returns_the_stake_and_the_start_puts_it_in_the_pot() -> None:
