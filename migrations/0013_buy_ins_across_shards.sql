@@ -16,6 +16,7 @@ create table money_outbox (
 );
 create index money_outbox_oldest on money_outbox (created_at);
 grant select, insert, delete on money_outbox to swarm_app;
+grant update (created_at) on money_outbox to swarm_app;  -- for the relay's FOR UPDATE claim
 
 -- Stakes a wallet holds, one row per hold, written with the wallet's events (a person's
 -- shard): the sweeper (Money.expire_holds) finds the ones whose table never took them, after

@@ -186,6 +186,18 @@ FIELD_DOCS: dict[str, dict[str, str]] = {
     "Pick": {"seat": "Whose pick.", "bee": "The bee picked."},
     "PicksRevealed": {"picks": "Every pick, lowest first: the order they fly in."},
     "PotFormed": {"stakes": "What each person put into the pot."},
+    "BuyInHeld": {
+        "player_id": "Whose stake.",
+        "hold_id": "The hold in their wallet (its `stake_held` names the same id).",
+        "amount": "The stake, in coins: the table's buy-in.",
+    },
+    "BuyInReturned": {
+        "player_id": "Whose stake.",
+        "hold_id": "The hold in their wallet that is released.",
+        "amount": "The stake, in coins.",
+        "reason": "`left` (they left before the first deal) or `not_taken` (the table never "
+        "seated them with it).",
+    },
     "PotSettled": {
         "payouts": "What each player got.",
         "reason": "`won` (to the winners) or `refund` (the game was abandoned).",

@@ -31,6 +31,8 @@ from service.domain.rules.events import (
     decode_event,
 )
 from service.domain.tables import (
+    BuyInHeld,
+    BuyInReturned,
     GameFinished,
     GameOpened,
     GamePrepared,
@@ -183,6 +185,20 @@ class SeatTakenEntry(_TableLogEntry, frozen=True, tag="seat_taken"):
     data: SeatTaken
 
 
+class BuyInHeldEntry(_TableLogEntry, frozen=True, tag="buy_in_held"):
+    """A person who sat down before the first game of a buy-in table has their stake held for
+    the pot (held in their wallet first, by the same `hold_id`)."""
+
+    data: BuyInHeld
+
+
+class BuyInReturnedEntry(_TableLogEntry, frozen=True, tag="buy_in_returned"):
+    """A held stake went back to its wallet: its person left before the first deal, or the
+    table never took it (the seat was refused, or the sit-down never finished)."""
+
+    data: BuyInReturned
+
+
 class SeatFreedEntry(_TableLogEntry, frozen=True, tag="seat_freed"):
     """A person left the table."""
 
@@ -282,6 +298,8 @@ VisibleEvent = (
 TableLogEntry = (
     TableOpenedEntry
     | SeatTakenEntry
+    | BuyInHeldEntry
+    | BuyInReturnedEntry
     | SeatFreedEntry
     | HostChangedEntry
     | GamePreparedEntry
@@ -316,6 +334,8 @@ _GAME_ENTRIES: dict[str, Callable[..., VisibleEvent]] = {
 _TABLE_ENTRIES: dict[str, Callable[..., TableLogEntry]] = {
     "table_opened": TableOpenedEntry,
     "seat_taken": SeatTakenEntry,
+    "buy_in_held": BuyInHeldEntry,
+    "buy_in_returned": BuyInReturnedEntry,
     "seat_freed": SeatFreedEntry,
     "host_changed": HostChangedEntry,
     "game_prepared": GamePreparedEntry,

@@ -10,6 +10,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import psycopg
 from argon2 import PasswordHasher
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from service.store.events import EventStore
 from service.store.pool import Pool
 from service.usecases.identity import Player
 from service.usecases.play import ChooseStem, Confirm
+from tests.coins import count
 
 PLAYERS = 4
 # Cheap hashing: these tests are about coins, not passwords.
@@ -73,7 +75,8 @@ async def check_no_hold_outlives_its_game(
             assert table.seat_of(player.player_id) is not None, "held by someone not seated"
 
 
-async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) -> None:
+async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) -> int:
+    """Returns the coins the wallets put into pots and were not paid back yet."""
     granted = in_hand = committed = paid = 0
     for player in players:
         wallet = WalletState()
@@ -90,9 +93,24 @@ async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) 
         )
         assert row is not None and (row["balance"], row["held"]) == (wallet.balance, wallet.held)
     assert in_hand + (committed - paid) == granted
+    return committed - paid
 
 
-async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
+def check_across_shards(
+    database_url: str, players: list[Player], tables: list[str], committed_less_paid: int
+) -> None:
+    """The tables' pots, counted on the tables' side, are what the wallets put in and were not
+    yet paid; and nothing is left in flight: every request delivers what its table owes."""
+    with psycopg.connect(database_url) as conn:
+        counted = count(conn, [p.player_id for p in players], tables)
+    assert counted.conserved, counted
+    assert counted.outbox_rows == 0, counted
+    assert counted.pots == committed_less_paid, counted
+
+
+async def run(
+    pool: Pool, operations: list[tuple[str, int, int]], database_url: str | None = None
+) -> None:
     clock = FakeClock()
     store = EventStore(pool)
     swarm = bootstrap(store, pool, clock=clock, hasher=FAST_HASHER)
@@ -181,7 +199,9 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
             event(f"refused: {refused.code}")  # refused: must change nothing (checked below)
         else:
             event(f"done: {kind}")
-        await check_invariant(store, pool, players)
+        in_pots = await check_invariant(store, pool, players)
+        if database_url is not None:
+            check_across_shards(database_url, players, tables, in_pots)
         await check_no_hold_outlives_its_game(swarm, store, players)
     settled = await pool.fetch(
         "select distinct type from events where stream = any($1::text[])",
@@ -207,6 +227,8 @@ async def run(pool: Pool, operations: list[tuple[str, int, int]]) -> None:
     operations=st.lists(operation, min_size=8, max_size=24),
 )
 async def test_coins_are_conserved_over_random_table_histories(
-    pool: Pool, stake: int, operations: list[tuple[str, int, int]]
+    pool: Pool, database_url: str, stake: int, operations: list[tuple[str, int, int]]
 ) -> None:
-    await run(pool, [("open", 0, stake), *operations])  # every history has a table to act on
+    await run(
+        pool, [("open", 0, stake), *operations], database_url
+    )  # every history has a table to act on
