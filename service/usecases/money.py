@@ -33,7 +33,7 @@ from typing import Literal
 
 import structlog
 
-from service.domain.ledger import decide_hold, split_pot
+from service.domain.ledger import StakeReleased, decide_hold, split_pot
 from service.domain.players import GameRecorded
 from service.domain.rules.engine import GameState
 from service.domain.tables import (
@@ -85,6 +85,17 @@ select player_id, hold_id, table_id, amount from stake_holds
  limit $2
 """
 _SETTLE_HOLD = "update stake_holds set settled_at = now() where player_id = $1 and hold_id = $2"
+
+# Wallets holding more than their `stake_holds` rows account for: holds made before holds had
+# ids (before migration 0013), which no table will ever take now.
+_LEGACY_HOLDERS = """
+select w.player_id from wallets w
+ where w.held > coalesce((select sum(h.amount) from stake_holds h
+                           where h.player_id = w.player_id), 0)
+ limit $1
+"""
+_HOLDS_BY_TABLE = "select table_id, sum(amount) from stake_holds where player_id = $1 group by 1"
+LEGACY_SWEEP_EVERY = 300.0  # seconds
 
 
 def hold_command(table_id: str, hold_id: str) -> tuple[str, str]:
@@ -336,14 +347,48 @@ class Money:
                 await self.ctx.pool.execute(_SETTLE_HOLD, hold.player_id, hold.hold_id)
         return given_back
 
+    async def release_legacy_holds(self, limit: int = 50) -> int:
+        """Release holds made before holds had ids (an older version's, or one still running
+        in a rolling deploy): the table's side no longer takes a hold without an id, so its
+        wallet gives it back on its own. Their people stay seated and play that first game
+        without a stake in its pot. Returns how many wallets were released."""
+        holders = await self.ctx.pool.fetch(_LEGACY_HOLDERS, limit)
+        for (player_id,) in holders:
+            await self._release_legacy(player_id)
+        return len(holders)
+
+    async def _release_legacy(self, player_id: str) -> None:
+        async def attempt() -> None:
+            uow = UnitOfWork(self.repository)
+            wallet = await uow.wallet(player_id)
+            # Read after the wallet: a hold appended in between makes the append below
+            # conflict (and this decide again), so no hold with an id is taken for a legacy one.
+            rows = await self.ctx.pool.fetch(_HOLDS_BY_TABLE, player_id)
+            with_ids: dict[str, int] = {row[0]: row[1] for row in rows}
+            events = [
+                StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
+                for table_id, amount in wallet.holds
+                if amount > with_ids.get(table_id, 0)
+            ]
+            if events:
+                await uow.wallet_events(player_id, events)
+                await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
+
+        async with self.turns.turn(stream("wallet", player_id)):
+            await until_applied(attempt, what="wallet")
+
     async def run(self, *, poll: float = 1.0) -> None:
         """Relay left-over transfers and expire unfinished sit-downs until cancelled."""
         after = timedelta(seconds=self.ctx.hold_expiry)
+        legacy_due = 0.0
         while True:
             try:
                 while await self.relay_due():
                     pass
                 await self.expire_holds(after=after)
+                if asyncio.get_running_loop().time() >= legacy_due:
+                    await self.release_legacy_holds()
+                    legacy_due = asyncio.get_running_loop().time() + LEGACY_SWEEP_EVERY
                 await asyncio.sleep(poll)
             except asyncio.CancelledError:
                 raise

@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from service.bootstrap import Swarm, bootstrap
-from service.domain.ledger import SIGN_UP_COINS
+from service.domain.ledger import SIGN_UP_COINS, StakeHeld
 from service.domain.rules.events import ClockSettings
 from service.domain.transfers import PayPot
 from service.store.events import EventStore
@@ -20,6 +20,7 @@ from service.store.pool import Pool
 from service.usecases.errors import Conflict
 from service.usecases.identity import Player
 from service.usecases.money import Hold
+from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import Viewer
 from tests.integration.test_coin_invariant import FAST_HASHER
 
@@ -135,3 +136,19 @@ async def test_the_table_log_shows_each_step_of_a_buy_in(swarm: Swarm) -> None:
     assert kinds.count("BuyInHeldEntry") == 2 and kinds.count("BuyInReturnedEntry") == 2, kinds
     assert await balance(swarm, ann) == (SIGN_UP_COINS, 0)
     assert await balance(swarm, ben) == (SIGN_UP_COINS, 0)
+
+
+async def test_a_hold_from_before_hold_ids_goes_back_on_its_own(swarm: Swarm) -> None:
+    """An older version held stakes without ids, which no table takes now: the wallet releases
+    them by itself, and leaves every hold with an id alone."""
+    ann, ben = await people(swarm, 2)
+    table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+    await swarm.tables.join_table(ben, table.table_id, None)  # a hold with an id
+    uow = UnitOfWork(swarm.repository)
+    await uow.wallet_events(ben.player_id, [StakeHeld(table_id="old-table", amount=25)])
+    await uow.commit({"actor": "test", "causation": "an older version's hold"})
+    assert await balance(swarm, ben) == (SIGN_UP_COINS - STAKE - 25, STAKE + 25)
+    while await swarm.money.release_legacy_holds():
+        pass
+    assert await balance(swarm, ben) == (SIGN_UP_COINS - STAKE, STAKE)
+    assert await swarm.money.release_legacy_holds() == 0  # nothing else to release
