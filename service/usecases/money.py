@@ -77,6 +77,8 @@ select table_id, transfer_id, transfer::text from money_outbox
    for update skip locked
 """
 _DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
+# One round trip to learn there is nothing to relay (the usual answer), before claiming.
+_ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
 
 _UNSETTLED_HOLDS = """
 select player_id, hold_id, table_id, amount from stake_holds
@@ -95,7 +97,8 @@ select w.player_id from wallets w
  limit $1
 """
 _HOLDS_BY_TABLE = "select table_id, sum(amount) from stake_holds where player_id = $1 group by 1"
-LEGACY_SWEEP_EVERY = 300.0  # seconds
+# How often each instance looks: for transfers to relay, holds to expire, legacy holds.
+RELAY_EVERY, EXPIRE_EVERY, LEGACY_SWEEP_EVERY = 2.0, 10.0, 300.0  # seconds
 
 
 def hold_command(table_id: str, hold_id: str) -> tuple[str, str]:
@@ -328,6 +331,8 @@ class Money:
         may call this at once: SKIP LOCKED gives each row to one of them, and a row delivered
         but not deleted (a crash between the two) is delivered again as a duplicate."""
         delivered = 0
+        if not await self.ctx.pool.fetchval(_ANY_DUE, after):
+            return 0
         async with self.ctx.pool.acquire() as conn, conn.transaction():
             for table_id, transfer_id, text in await conn.fetch(_CLAIM_TRANSFERS, after, limit):
                 await self._deliver(decode_transfer(text))
@@ -377,19 +382,23 @@ class Money:
         async with self.turns.turn(stream("wallet", player_id)):
             await until_applied(attempt, what="wallet")
 
-    async def run(self, *, poll: float = 1.0) -> None:
-        """Relay left-over transfers and expire unfinished sit-downs until cancelled."""
+    async def run(self) -> None:
+        """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,
+        each at its own pace, until cancelled."""
         after = timedelta(seconds=self.ctx.hold_expiry)
-        legacy_due = 0.0
+        loop = asyncio.get_running_loop()
+        expire_due = legacy_due = 0.0
         while True:
             try:
                 while await self.relay_due():
                     pass
-                await self.expire_holds(after=after)
-                if asyncio.get_running_loop().time() >= legacy_due:
+                if loop.time() >= expire_due:
+                    await self.expire_holds(after=after)
+                    expire_due = loop.time() + min(EXPIRE_EVERY, self.ctx.hold_expiry)
+                if loop.time() >= legacy_due:
                     await self.release_legacy_holds()
-                    legacy_due = asyncio.get_running_loop().time() + LEGACY_SWEEP_EVERY
-                await asyncio.sleep(poll)
+                    legacy_due = loop.time() + LEGACY_SWEEP_EVERY
+                await asyncio.sleep(RELAY_EVERY)
             except asyncio.CancelledError:
                 raise
             except Exception:  # the database is down or restarting: keep trying, gently
