@@ -152,7 +152,7 @@ class Forecast(msgspec.Struct, frozen=True, kw_only=True):
 # Pure queries
 
 
-def landing_stem(stems: Stems, bee: int) -> int | None:
+def landing_stem(stems: Sequence[tuple[int, ...]], bee: int) -> int | None:
     """The stem (1–4) whose top bee is lower than `bee` and closest to it; None if too low."""
     best: int | None = None
     best_top = 0
@@ -163,17 +163,16 @@ def landing_stem(stems: Stems, bee: int) -> int | None:
     return best
 
 
-def stem_costs(stems: Stems) -> tuple[StemCost, ...]:
+def stem_costs(stems: Sequence[tuple[int, ...]]) -> tuple[StemCost, ...]:
     return tuple(
         StemCost(stem=index + 1, bees=len(stem), stings=pile_stings(stem))
         for index, stem in enumerate(stems)
     )
 
 
-def cheapest_stem(stems: Stems) -> int:
+def cheapest_stem(stems: Sequence[tuple[int, ...]]) -> int:
     """Fewest stings, then fewest bees, then the lowest stem number (seed §5)."""
-    cheapest = min(stem_costs(stems), key=lambda cost: (cost.stings, cost.bees, cost.stem))
-    return cheapest.stem
+    return min((pile_stings(bees), len(bees), index + 1) for index, bees in enumerate(stems))[2]
 
 
 def forecast(stems: Stems, bee: int) -> Forecast:
@@ -273,7 +272,7 @@ def evolve(state: GameState, event: Event) -> GameState:
             )
         case PicksRevealed():
             played = {pick.seat: pick.bee for pick in event.picks}
-            idle = _idle_reveal(state, played)
+            idle = _idle_reveal(state.seats, played)
             seats = tuple(
                 replace(
                     s,
@@ -346,15 +345,192 @@ def evolve(state: GameState, event: Event) -> GameState:
 
 
 def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState:
+    """The state after `events`, from `state`: exactly `evolve` applied to each event in turn,
+    but applied to one working copy (`_Work`) and frozen into a `GameState` once, at the end."""
+    work = _Work(state)
     for event in events:
-        state = evolve(state, event)
-    return state
+        work.apply(event)
+    return work.freeze()
 
 
-def _idle_reveal(state: GameState, played: dict[int, int]) -> bool:
+class _Work:
+    """A `GameState` being changed in place by one fold or one decision, never seen outside
+    this module. The seats and stems are lists (each seat still an immutable `SeatState`,
+    replaced when it changes, as `evolve` replaces it), the rest plain attributes; `apply`
+    records an event as `evolve` does, and `freeze` builds the one `GameState` at the end.
+    `tests/unit/test_fast_fold.py` holds it to exactly the states of `evolve`, event by event.
+    """
+
+    __slots__ = (
+        "base",
+        "clock",
+        "deadline",
+        "end_reason",
+        "idle_turns",
+        "in_flight",
+        "once",
+        "pending",
+        "phase",
+        "revealed",
+        "seats",
+        "stems",
+        "turn",
+        "version",
+        "winners",
+    )
+
+    def __init__(self, state: GameState) -> None:
+        self.base = state
+        self.seats = list(state.seats)
+        self.stems = list(state.stems)
+        self.turn = state.turn
+        self.phase: Phase = state.phase
+        self.in_flight = list(state.in_flight)
+        self.revealed = state.revealed
+        self.pending = state.pending
+        self.deadline = state.deadline
+        self.clock = state.clock
+        self.idle_turns = state.idle_turns
+        self.winners = state.winners
+        self.end_reason = state.end_reason
+        self.version = state.version
+        # The fields set once a game (ids, commitment, proof, server seed), when an event sets them.
+        self.once: dict[str, object] = {}
+
+    def freeze(self) -> GameState:
+        if self.version == self.base.version:
+            return self.base  # nothing applied
+        state = replace(
+            self.base,
+            seats=tuple(self.seats),
+            stems=tuple(self.stems),
+            turn=self.turn,
+            phase=self.phase,
+            in_flight=tuple(self.in_flight),
+            revealed=self.revealed,
+            pending=self.pending,
+            deadline=self.deadline,
+            clock=self.clock,
+            idle_turns=self.idle_turns,
+            winners=self.winners,
+            end_reason=self.end_reason,
+            version=self.version,
+        )
+        return replace(state, **self.once) if self.once else state
+
+    def apply(self, event: Event) -> None:
+        """`evolve`, in place (the commonest events first)."""
+        self.version += 1
+        seats = self.seats
+        match event:
+            case PickConfirmed():
+                index = event.seat - 1
+                seats[index] = replace(
+                    seats[index], tapped=event.bee, confirmed=event.bee, by_clock=event.by_clock
+                )
+            case BeeLanded():
+                self._landed(event.seat, event.bee)
+                if event.taken:
+                    self._took(event.seat, event.taken)
+                    self.stems[event.stem - 1] = (event.bee,)
+                else:
+                    self.stems[event.stem - 1] = (*self.stems[event.stem - 1], event.bee)
+            case PicksRevealed():
+                played = {pick.seat: pick.bee for pick in event.picks}
+                idle = _idle_reveal(seats, played)
+                for index, seat in enumerate(seats):
+                    seats[index] = replace(
+                        seat,
+                        hand=_without(seat.hand, played.get(seat.info.seat)),
+                        tapped=None,
+                        confirmed=None,
+                    )
+                self.in_flight = list(event.picks)
+                self.revealed = event.picks
+                self.phase = "flying"
+                self.deadline = None
+                self.idle_turns = self.idle_turns + 1 if idle else 0
+            case TurnStarted():
+                for index, seat in enumerate(seats):
+                    if (
+                        seat.tapped is not None
+                        or seat.confirmed is not None
+                        or seat.by_clock != "none"
+                    ):
+                        seats[index] = replace(seat, tapped=None, confirmed=None, by_clock="none")
+                self.turn = event.turn
+                self.phase = "picking"
+                self.deadline = event.deadline
+            case BeeTapped():
+                index = event.seat - 1
+                seats[index] = replace(seats[index], tapped=event.bee)
+            case StemTaken():
+                self.stems[event.stem - 1] = (event.bee,)
+                self._landed(event.seat, event.bee)
+                self._took(event.seat, event.taken)
+                self.phase = "flying"
+                self.pending = None
+                self.deadline = None
+            case StemChoiceRequired():
+                self.phase = "choosing"
+                self.pending = Pick(seat=event.seat, bee=event.bee)
+                self.deadline = event.deadline
+            case SeatLeft():
+                index = event.seat - 1
+                seats[index] = replace(
+                    seats[index], left=True, tapped=None, confirmed=None, by_clock="none"
+                )
+            case GameEnded():
+                self.phase = "ended"
+                self.winners = event.winners
+                self.end_reason = event.reason
+                self.pending = None
+                self.deadline = None
+            case GameStarted():
+                seats[:] = [
+                    SeatState(info=info, hand=tuple(sorted(hand)))
+                    for info, hand in zip(event.seats, event.hands, strict=True)
+                ]
+                self.stems = [(bee,) for bee in event.stems]
+                self.phase = "dealt"
+                self.clock = event.clock
+                self.once.update(game_id=event.game_id, table_id=event.table_id, proof=event.proof)
+            case DealCommitted():
+                self.once.update(
+                    game_id=event.game_id, table_id=event.table_id, commitment=event.commitment
+                )
+            case DealRevealed():
+                self.once["server_seed"] = event.server_seed
+            case _:  # pragma: no cover - the union is closed
+                raise AssertionError(f"unknown event {event!r}")
+
+    def _landed(self, seat: int, bee: int) -> None:
+        self.in_flight = [p for p in self.in_flight if not (p.seat == seat and p.bee == bee)]
+
+    def _took(self, number: int, taken: tuple[int, ...]) -> None:
+        seat = self.seats[number - 1]
+        took = pile_stings(taken)
+        self.seats[number - 1] = replace(
+            seat,
+            pile=(*seat.pile, *taken),
+            stings=seat.stings + took,
+            biggest_take=max(seat.biggest_take, took),
+        )
+
+
+def _without(hand: tuple[int, ...], bee: int | None) -> tuple[int, ...]:
+    """`hand` without `bee`: `tuple(b for b in hand if b != bee)`, sliced when it is there once."""
+    if bee not in hand:
+        return hand
+    at = hand.index(bee)
+    rest = hand[:at] + hand[at + 1 :]
+    return rest if bee not in rest else tuple(b for b in hand if b != bee)
+
+
+def _idle_reveal(seats: Sequence[SeatState], played: dict[int, int]) -> bool:
     """A revealed turn is idle when it has people's picks and the clock chose every one of them
     as the seat's lowest bee: no person tapped or confirmed anything (bee players don't count)."""
-    people = [s for s in state.seats if not s.is_bee and s.number in played]
+    people = [s for s in seats if not s.is_bee and s.number in played]
     return bool(people) and all(s.by_clock == "lowest" for s in people)
 
 
@@ -393,24 +569,32 @@ def decide(command: Command, state: GameState) -> list[Event]:
 
 def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, list[Event]]:
     """`decide`, and the state after its events: `fold(decide(command, state), state)`, but each
-    event is folded once, as the rules emit it (they need the state so far to go on), instead of
-    again by the caller."""
+    event is applied once, as the rules emit it (they need the state so far to go on), to one
+    working copy of the state, frozen into the `GameState` returned at the end."""
     match command:
-        case StartGame():
-            events = _start(command, state)
-            return fold(events, state), events
-        case TapBee():
-            seat = _picking_seat(state, command.seat)
-            _require_in_hand(seat, command.bee)
-            tapped = BeeTapped(seat=command.seat, bee=command.bee)
-            return evolve(state, tapped), [tapped]
         case ConfirmPick():
             seat = _picking_seat(state, command.seat)
             bee = command.bee if command.bee is not None else seat.tapped
             if bee is None:
                 raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
             _require_in_hand(seat, bee)
-            return _Cascade(state, command.at).confirm(command.seat, bee).outcome
+            confirmed = PickConfirmed(seat=command.seat, bee=bee)
+            if _others_to_pick(state, command.seat):  # the commonest move: one seat changes
+                seats = list(state.seats)
+                seats[command.seat - 1] = replace(seat, tapped=bee, confirmed=bee, by_clock="none")
+                return replace(state, seats=tuple(seats), version=state.version + 1), [confirmed]
+            cascade = _Cascade(state, command.at)
+            cascade.emit(confirmed)
+            cascade.reveal_when_all_in()
+            return cascade.outcome
+        case TapBee():
+            seat = _picking_seat(state, command.seat)
+            _require_in_hand(seat, command.bee)
+            tapped = BeeTapped(seat=command.seat, bee=command.bee)
+            return evolve(state, tapped), [tapped]
+        case StartGame():
+            events = _start(command, state)
+            return fold(events, state), events
         case TakeStem():
             if not 1 <= command.stem <= STEM_COUNT:
                 raise errors.StemOutOfRange(f"Stems are numbered 1 to {STEM_COUNT}.")
@@ -429,6 +613,14 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
         case ExpireClock():
             return _Cascade(state, command.at).expire(command.deadline).outcome
     raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
+
+
+def _others_to_pick(state: GameState, number: int) -> bool:
+    """Another playing seat than `number` has still to confirm this turn's pick."""
+    for seat in state.seats:
+        if seat.confirmed is None and not seat.left and seat.info.seat != number:
+            return True
+    return False
 
 
 def _start(command: StartGame, state: GameState) -> list[Event]:
@@ -503,31 +695,27 @@ def _deadline(
 
 
 class _Cascade:
-    """Folds the events of one decision as it emits them, so each rule sees the state so far."""
+    """Applies the events of one decision as it emits them, so each rule sees the state so far,
+    to one working copy of the state (`_Work`)."""
 
     def __init__(self, state: GameState, at: datetime | None) -> None:
-        self.state = state
+        self.work = _Work(state)
         self.at = at
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        self.state = evolve(self.state, event)
+        self.work.apply(event)
 
     @property
     def outcome(self) -> tuple[GameState, list[Event]]:
         """The state after every event emitted so far, and those events."""
-        return self.state, self.events
-
-    def confirm(self, seat: int, bee: int) -> _Cascade:
-        self.emit(PickConfirmed(seat=seat, bee=bee))
-        self._reveal_when_all_in()
-        return self
+        return self.work.freeze(), self.events
 
     def take(self, stem: int, chosen_by: Chooser) -> _Cascade:
-        pending = self.state.pending
+        pending = self.work.pending
         assert pending is not None
-        taken = self.state.stems[stem - 1]
+        taken = self.work.stems[stem - 1]
         self.emit(
             StemTaken(
                 seat=pending.seat, bee=pending.bee, stem=stem, taken=taken, chosen_by=chosen_by
@@ -538,18 +726,19 @@ class _Cascade:
 
     def leave(self, seat: int) -> _Cascade:
         self.emit(SeatLeft(seat=seat))
-        people = [s for s in self.state.seats if not s.is_bee]
+        work = self.work
+        people = [s for s in work.seats if not s.is_bee]
         staying = [s for s in people if s.playing]
         if len(staying) == 0:
             self._end("abandoned", winners=())
         elif len(staying) == 1 and len(people) > 1:
             # Bee players don't keep a game going for one person (seed §9).
             self._end("last_person_standing", winners=(staying[0].number,))
-        elif self.state.phase == "choosing" and self.state.pending is not None:
-            if self.state.pending.seat == seat:
-                self.take(cheapest_stem(self.state.stems), chosen_by="rule")
-        elif self.state.phase == "picking":
-            self._reveal_when_all_in()
+        elif work.phase == "choosing" and work.pending is not None:
+            if work.pending.seat == seat:
+                self.take(cheapest_stem(work.stems), chosen_by="rule")
+        elif work.phase == "picking":
+            self.reveal_when_all_in()
         return self
 
     def expire(self, deadline: datetime) -> _Cascade:
@@ -576,48 +765,52 @@ class _Cascade:
         Choice clock (phase choosing): the cheapest stem is taken for the choosing seat
         (`chosen_by="clock"`), then the rest of the turn's bees fly.
         """
-        state = self.state
+        work = self.work
         at = self.at
-        if state.deadline is None or state.deadline != deadline or at is None or at < deadline:
+        if work.deadline is None or work.deadline != deadline or at is None or at < deadline:
             return self
-        if state.phase == "picking":
-            if self._idle_now() and state.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
+        if work.phase == "picking":
+            if self._idle_now() and work.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
                 self._end("abandoned", winners=())
                 return self
-            for seat in state.seats:
+            for seat in list(work.seats):
                 if not seat.playing or seat.confirmed is not None or not seat.hand:
                     continue
                 by_clock: ClockPlay = "tapped" if seat.tapped is not None else "lowest"
                 bee = seat.tapped if seat.tapped is not None else seat.hand[0]
                 self.emit(PickConfirmed(seat=seat.number, bee=bee, by_clock=by_clock))
-            self._reveal_when_all_in()
-        elif state.phase == "choosing" and state.pending is not None:
-            self.take(cheapest_stem(state.stems), chosen_by="clock")
+            self.reveal_when_all_in()
+        elif work.phase == "choosing" and work.pending is not None:
+            self.take(cheapest_stem(work.stems), chosen_by="clock")
         return self
 
     def _idle_now(self) -> bool:
         """No playing person has tapped or confirmed anything this turn."""
-        people = [s for s in self.state.seats if not s.is_bee and s.playing]
+        people = [s for s in self.work.seats if not s.is_bee and s.playing]
         return bool(people) and all(s.tapped is None and s.confirmed is None for s in people)
 
-    def _reveal_when_all_in(self) -> None:
-        playing = [s for s in self.state.seats if s.playing]
-        if any(s.confirmed is None for s in playing):
-            return
-        picks = sorted(
-            (Pick(seat=s.number, bee=s.confirmed) for s in playing if s.confirmed is not None),
-            key=lambda p: p.bee,
-        )
-        self.emit(PicksRevealed(turn=self.state.turn, picks=tuple(picks)))
+    def reveal_when_all_in(self) -> None:
+        """Reveal the turn's picks, lowest first, and fly them, once every playing seat is in."""
+        picks: list[tuple[int, int]] = []
+        for seat in self.work.seats:
+            if seat.left:
+                continue
+            if seat.confirmed is None:
+                return
+            picks.append((seat.confirmed, seat.info.seat))
+        picks.sort()
+        revealed = tuple(Pick(seat=number, bee=bee) for bee, number in picks)
+        self.emit(PicksRevealed(turn=self.work.turn, picks=revealed))
         self._fly()
 
     def _fly(self) -> None:
-        while self.state.in_flight:
-            pick = self.state.in_flight[0]
-            stems = self.state.stems
+        work = self.work
+        stems = work.stems
+        while work.in_flight:
+            pick = work.in_flight[0]
             stem = landing_stem(stems, pick.bee)
             if stem is None:
-                seat = self.state.seat(pick.seat)
+                seat = work.seats[pick.seat - 1]
                 chooser: Chooser | None = None
                 if seat.is_bee or seat.left:
                     chooser = "rule"
@@ -636,21 +829,21 @@ class _Cascade:
                         )
                     )
                     continue
-                deadline = _deadline(self.state.clock, self.at, "choice")
+                deadline = _deadline(work.clock, self.at, "choice")
                 self.emit(StemChoiceRequired(seat=pick.seat, bee=pick.bee, deadline=deadline))
                 return
-            full = len(stems[stem - 1]) >= STEM_CAPACITY
-            taken = stems[stem - 1] if full else ()
+            bees = stems[stem - 1]
+            taken = bees if len(bees) >= STEM_CAPACITY else ()
             self.emit(BeeLanded(seat=pick.seat, bee=pick.bee, stem=stem, taken=taken))
-        if self.state.turn >= TURNS:
-            self._end("finished", winners_of(self.state.seats))
+        if work.turn >= TURNS:
+            self._end("finished", winners_of(work.seats))
         else:
-            deadline = _deadline(self.state.clock, self.at, "turn")
-            self.emit(TurnStarted(turn=self.state.turn + 1, deadline=deadline))
+            deadline = _deadline(work.clock, self.at, "turn")
+            self.emit(TurnStarted(turn=work.turn + 1, deadline=deadline))
 
     def _end(self, reason: EndReason, winners: tuple[int, ...]) -> None:
         self.emit(
             GameEnded(
-                stings=tuple(s.stings for s in self.state.seats), winners=winners, reason=reason
+                stings=tuple(s.stings for s in self.work.seats), winners=winners, reason=reason
             )
         )
