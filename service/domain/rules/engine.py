@@ -8,6 +8,11 @@ it must agree with would make a reader hold two files to check one rule.
 (or raises a `RuleViolation`); `evolve(state, event)` records a fact and never refuses. A game's
 state is the fold of its events from `initial_state`, so a replay needs nothing else.
 
+`evolve` is the reference for one event. `fold` (a rebuild) and `decide_and_evolve` (a move and
+its cascade) apply many events to one private mutable working copy (`_Work`: the seats and stems
+as lists) and build the immutable `GameState` once a call, which makes them several times
+faster; `tests/unit/test_fast_fold.py` holds them to exactly the states of `evolve`.
+
 No I/O, no clock, no randomness: the deal arrives as data (`StartGame.deck_order`) and the time
 as `command.at`. A timed game's clock (seed §7) runs out when the service sends `ExpireClock`
 for the running deadline; see `_Cascade.expire` for what the clock does then, and when a game
@@ -444,14 +449,7 @@ class _Work:
         played = {pick.seat: pick.bee for pick in event.picks}
         idle = _idle_reveal(seats, played)
         for index, seat in enumerate(seats):
-            # The hand without the bee played: `evolve`'s filter, as one slice.
-            hand = seat.hand
-            bee = played.get(seat.info.seat)
-            if bee is not None and bee in hand:
-                at = hand.index(bee)
-                hand = hand[:at] + hand[at + 1 :]
-                if bee in hand:  # dealt twice: no deal does that, but `evolve` would drop both
-                    hand = tuple(b for b in hand if b != bee)
+            hand = _without(seat.hand, played.get(seat.info.seat))
             seats[index] = replace(seat, hand=hand, tapped=None, confirmed=None)
         self.in_flight = list(event.picks)
         self.revealed = event.picks
@@ -558,6 +556,17 @@ _APPLY: dict[type, Callable[[_Work, Any], None]] = {
     DealCommitted: _Work._deal_committed,
     DealRevealed: _Work._deal_revealed,
 }
+
+
+def _without(hand: tuple[int, ...], bee: int | None) -> tuple[int, ...]:
+    """The hand without the bee played: `evolve`'s `tuple(b for b in hand if b != bee)`, as one
+    slice."""
+    if bee is None or bee not in hand:
+        return hand
+    at = hand.index(bee)
+    rest = hand[:at] + hand[at + 1 :]
+    # Dealt twice? No deal does that, but `evolve` would drop both.
+    return rest if bee not in rest else tuple(b for b in hand if b != bee)
 
 
 def _idle_reveal(seats: Sequence[SeatState], played: dict[int, int]) -> bool:
@@ -733,28 +742,31 @@ def _deadline(
     return at + timedelta(seconds=seconds)
 
 
-class _Cascade:
-    """Applies the events of one decision as it emits them, so each rule sees the state so far,
-    to one working copy of the state (`_Work`)."""
+class _Cascade(_Work):
+    """The events of one decision, applied to the working state as they are emitted, so each
+    rule sees the state so far."""
+
+    __slots__ = ("at", "events")
 
     def __init__(self, state: GameState, at: datetime | None) -> None:
-        self.work = _Work(state)
+        super().__init__(state)
         self.at = at
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        self.work.apply(event)
+        self.version += 1
+        _APPLY[type(event)](self, event)
 
     @property
     def outcome(self) -> tuple[GameState, list[Event]]:
         """The state after every event emitted so far, and those events."""
-        return self.work.freeze(), self.events
+        return self.freeze(), self.events
 
     def take(self, stem: int, chosen_by: Chooser) -> _Cascade:
-        pending = self.work.pending
+        pending = self.pending
         assert pending is not None
-        taken = self.work.stems[stem - 1]
+        taken = self.stems[stem - 1]
         self.emit(
             StemTaken(
                 seat=pending.seat, bee=pending.bee, stem=stem, taken=taken, chosen_by=chosen_by
@@ -765,18 +777,17 @@ class _Cascade:
 
     def leave(self, seat: int) -> _Cascade:
         self.emit(SeatLeft(seat=seat))
-        work = self.work
-        people = [s for s in work.seats if not s.is_bee]
+        people = [s for s in self.seats if not s.is_bee]
         staying = [s for s in people if s.playing]
         if len(staying) == 0:
             self._end("abandoned", winners=())
         elif len(staying) == 1 and len(people) > 1:
             # Bee players don't keep a game going for one person (seed §9).
             self._end("last_person_standing", winners=(staying[0].number,))
-        elif work.phase == "choosing" and work.pending is not None:
-            if work.pending.seat == seat:
-                self.take(cheapest_stem(work.stems), chosen_by="rule")
-        elif work.phase == "picking":
+        elif self.phase == "choosing" and self.pending is not None:
+            if self.pending.seat == seat:
+                self.take(cheapest_stem(self.stems), chosen_by="rule")
+        elif self.phase == "picking":
             self.reveal_when_all_in()
         return self
 
@@ -804,34 +815,33 @@ class _Cascade:
         Choice clock (phase choosing): the cheapest stem is taken for the choosing seat
         (`chosen_by="clock"`), then the rest of the turn's bees fly.
         """
-        work = self.work
         at = self.at
-        if work.deadline is None or work.deadline != deadline or at is None or at < deadline:
+        if self.deadline is None or self.deadline != deadline or at is None or at < deadline:
             return self
-        if work.phase == "picking":
-            if self._idle_now() and work.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
+        if self.phase == "picking":
+            if self._idle_now() and self.idle_turns + 1 >= IDLE_TURNS_TO_ABANDON:
                 self._end("abandoned", winners=())
                 return self
-            for seat in list(work.seats):
+            for seat in list(self.seats):
                 if not seat.playing or seat.confirmed is not None or not seat.hand:
                     continue
                 by_clock: ClockPlay = "tapped" if seat.tapped is not None else "lowest"
                 bee = seat.tapped if seat.tapped is not None else seat.hand[0]
                 self.emit(PickConfirmed(seat=seat.number, bee=bee, by_clock=by_clock))
             self.reveal_when_all_in()
-        elif work.phase == "choosing" and work.pending is not None:
-            self.take(cheapest_stem(work.stems), chosen_by="clock")
+        elif self.phase == "choosing" and self.pending is not None:
+            self.take(cheapest_stem(self.stems), chosen_by="clock")
         return self
 
     def _idle_now(self) -> bool:
         """No playing person has tapped or confirmed anything this turn."""
-        people = [s for s in self.work.seats if not s.is_bee and s.playing]
+        people = [s for s in self.seats if not s.is_bee and s.playing]
         return bool(people) and all(s.tapped is None and s.confirmed is None for s in people)
 
     def reveal_when_all_in(self) -> None:
         """Reveal the turn's picks, lowest first, and fly them, once every playing seat is in."""
         picks: list[tuple[int, int]] = []
-        for seat in self.work.seats:
+        for seat in self.seats:
             if seat.left:
                 continue
             if seat.confirmed is None:
@@ -839,17 +849,48 @@ class _Cascade:
             picks.append((seat.confirmed, seat.info.seat))
         picks.sort()
         revealed = tuple([Pick(seat=number, bee=bee) for bee, number in picks])
-        self.emit(PicksRevealed(turn=self.work.turn, picks=revealed))
+        self.events.append(PicksRevealed(turn=self.turn, picks=revealed))
+        # Applied here rather than by `_Work._picks_revealed`, as the picks are the seats' own
+        # confirmed bees: each leaves its seat's hand, and the turn is idle if every person's
+        # pick was the clock's "lowest".
+        self.version += 1
+        seats = self.seats
+        people = lowest = 0
+        for index, seat in enumerate(seats):
+            bee = seat.confirmed
+            if bee is None:  # a seat that has left
+                if seat.tapped is not None:
+                    seats[index] = replace(seat, tapped=None)
+                continue
+            if seat.info.kind != "bee":
+                people += 1
+                lowest += seat.by_clock == "lowest"
+            hand = seat.hand  # holds the confirmed bee once (checked when it was confirmed)
+            at = hand.index(bee)
+            seats[index] = replace(
+                seat, hand=hand[:at] + hand[at + 1 :], tapped=None, confirmed=None
+            )
+        self.in_flight = list(revealed)
+        self.revealed = revealed
+        self.phase = "flying"
+        self.deadline = None
+        self.idle_turns = self.idle_turns + 1 if people and lowest == people else 0
         self._fly()
 
     def _fly(self) -> None:
-        work = self.work
-        stems = work.stems
-        while work.in_flight:
-            pick = work.in_flight[0]
-            stem = landing_stem(stems, pick.bee)
-            if stem is None:
-                seat = work.seats[pick.seat - 1]
+        stems = self.stems
+        flying = self.in_flight
+        while flying:
+            pick = flying[0]
+            bee = pick.bee
+            stem = 0  # `landing_stem`, inline: it runs for every bee
+            best_top = 0
+            for index, on in enumerate(stems, start=1):
+                top = on[-1]
+                if best_top < top < bee:
+                    stem, best_top = index, top
+            if not stem:
+                seat = self.seats[pick.seat - 1]
                 chooser: Chooser | None = None
                 if seat.is_bee or seat.left:
                     chooser = "rule"
@@ -867,30 +908,30 @@ class _Cascade:
                             chosen_by=chooser,
                         )
                     )
+                    flying = self.in_flight
                     continue
-                deadline = _deadline(work.clock, self.at, "choice")
+                deadline = _deadline(self.clock, self.at, "choice")
                 self.emit(StemChoiceRequired(seat=pick.seat, bee=pick.bee, deadline=deadline))
                 return
-            # The commonest event, emitted and applied here without `_Work.apply`'s dispatch.
+            # The commonest event, emitted and applied here without `_Work.apply`'s dispatch; the
+            # bee that lands is the first in flight, and the picks in flight are distinct.
             bees = stems[stem - 1]
-            work.version += 1
-            work._landed(pick.seat, pick.bee)
+            self.version += 1
+            del flying[0]
             if len(bees) >= STEM_CAPACITY:
-                self.events.append(BeeLanded(seat=pick.seat, bee=pick.bee, stem=stem, taken=bees))
-                work._took(pick.seat, bees)
-                stems[stem - 1] = (pick.bee,)
+                self.events.append(BeeLanded(seat=pick.seat, bee=bee, stem=stem, taken=bees))
+                self._took(pick.seat, bees)
+                stems[stem - 1] = (bee,)
             else:
-                self.events.append(BeeLanded(seat=pick.seat, bee=pick.bee, stem=stem))
-                stems[stem - 1] = (*bees, pick.bee)
-        if work.turn >= TURNS:
-            self._end("finished", winners_of(work.seats))
+                self.events.append(BeeLanded(seat=pick.seat, bee=bee, stem=stem))
+                stems[stem - 1] = (*bees, bee)
+        if self.turn >= TURNS:
+            self._end("finished", winners_of(self.seats))
         else:
-            deadline = _deadline(work.clock, self.at, "turn")
-            self.emit(TurnStarted(turn=work.turn + 1, deadline=deadline))
+            deadline = _deadline(self.clock, self.at, "turn")
+            self.emit(TurnStarted(turn=self.turn + 1, deadline=deadline))
 
     def _end(self, reason: EndReason, winners: tuple[int, ...]) -> None:
         self.emit(
-            GameEnded(
-                stings=tuple(s.stings for s in self.work.seats), winners=winners, reason=reason
-            )
+            GameEnded(stings=tuple(s.stings for s in self.seats), winners=winners, reason=reason)
         )
