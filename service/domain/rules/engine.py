@@ -616,8 +616,9 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
     # Dispatched on the exact type, the commonest first (see `_Work.apply`).
     if type(command) is ConfirmPick:
         number = command.seat
-        if state.phase == "picking" and 0 < number <= len(state.seats):
-            seat = state.seats[number - 1]  # the checks of `_picking_seat`, inline
+        seats = state.seats
+        if state.phase == "picking" and 0 < number <= len(seats):
+            seat = seats[number - 1]  # the checks of `_picking_seat`, inline
             if seat.left or seat.confirmed is not None:
                 seat = _picking_seat(state, number)  # raises the refusal
         else:
@@ -625,12 +626,15 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
         bee = command.bee if command.bee is not None else seat.tapped
         if bee is None:
             raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
-        _require_in_hand(seat, bee)
-        confirmed = PickConfirmed(seat=command.seat, bee=bee)
-        if _others_to_pick(state, command.seat):  # the commonest move: one seat changes
-            seats = list(state.seats)
-            seats[command.seat - 1] = replace(seat, tapped=bee, confirmed=bee, by_clock="none")
-            return replace(state, seats=tuple(seats), version=state.version + 1), [confirmed]
+        if bee not in seat.hand:
+            _require_in_hand(seat, bee)  # raises the refusal
+        confirmed = PickConfirmed(seat=number, bee=bee)
+        for other in seats:
+            if other.confirmed is None and not other.left and other.info.seat != number:
+                # Another seat has still to pick (the commonest move): one seat changes.
+                changed = list(seats)
+                changed[number - 1] = replace(seat, tapped=bee, confirmed=bee, by_clock="none")
+                return replace(state, seats=tuple(changed), version=state.version + 1), [confirmed]
         cascade = _Cascade(state, command.at)
         cascade.emit(confirmed)
         cascade.reveal_when_all_in()
@@ -661,14 +665,6 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
     if type(command) is ExpireClock:
         return _Cascade(state, command.at).expire(command.deadline).outcome
     raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
-
-
-def _others_to_pick(state: GameState, number: int) -> bool:
-    """Another playing seat than `number` has still to confirm this turn's pick."""
-    for seat in state.seats:
-        if seat.confirmed is None and not seat.left and seat.info.seat != number:
-            return True
-    return False
 
 
 def _start(command: StartGame, state: GameState) -> list[Event]:
