@@ -177,7 +177,12 @@ def stem_costs(stems: Sequence[tuple[int, ...]]) -> tuple[StemCost, ...]:
 
 def cheapest_stem(stems: Sequence[tuple[int, ...]]) -> int:
     """Fewest stings, then fewest bees, then the lowest stem number (seed §5)."""
-    return min((pile_stings(bees), len(bees), index + 1) for index, bees in enumerate(stems))[2]
+    best = best_stings = best_bees = 0
+    for number, bees in enumerate(stems, start=1):
+        cost = pile_stings(bees)
+        if not best or cost < best_stings or (cost == best_stings and len(bees) < best_bees):
+            best, best_stings, best_bees = number, cost, len(bees)
+    return best
 
 
 def forecast(stems: Stems, bee: int) -> Forecast:
@@ -212,11 +217,11 @@ def awaiting(state: GameState) -> tuple[int, ...]:
 
 def winners_of(seats: Sequence[SeatState]) -> tuple[int, ...]:
     """Fewest stings among the seats still counting; ties share the win."""
-    counting = [s for s in seats if s.playing]
+    counting = [s for s in seats if not s.left]
     if not counting:
         return ()
-    fewest = min(s.stings for s in counting)
-    return tuple(s.number for s in counting if s.stings == fewest)
+    fewest = min([s.stings for s in counting])
+    return tuple([s.info.seat for s in counting if s.stings == fewest])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -888,23 +893,27 @@ class _Cascade(_Work):
             if not stem:
                 seat = self.seats[pick.seat - 1]
                 chooser: Chooser | None = None
-                if seat.is_bee or seat.left:
+                if seat.info.kind == "bee" or seat.left:
                     chooser = "rule"
                 elif seat.by_clock == "lowest":
                     # Seed §7: the clock played your lowest bee and it is too low: no choice.
                     chooser = "clock"
                 if chooser is not None:
+                    # Emitted and applied here, as `_Work._stem_taken` would apply it.
                     cheapest = cheapest_stem(stems)
-                    self.emit(
+                    taken = stems[cheapest - 1]
+                    self.events.append(
                         StemTaken(
-                            seat=pick.seat,
-                            bee=pick.bee,
-                            stem=cheapest,
-                            taken=stems[cheapest - 1],
-                            chosen_by=chooser,
+                            seat=pick.seat, bee=bee, stem=cheapest, taken=taken, chosen_by=chooser
                         )
                     )
-                    flying = self.in_flight
+                    self.version += 1
+                    stems[cheapest - 1] = (bee,)
+                    del flying[0]
+                    self._took(pick.seat, taken)
+                    self.phase = "flying"
+                    self.pending = None
+                    self.deadline = None
                     continue
                 deadline = _deadline(self.clock, self.at, "choice")
                 self.emit(StemChoiceRequired(seat=pick.seat, bee=pick.bee, deadline=deadline))
