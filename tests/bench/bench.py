@@ -61,9 +61,9 @@ import psycopg
 from service.domain.rules import engine
 from service.domain.rules.bees import bee_commands
 from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
-from service.domain.rules.commands import Command, ConfirmPick, StartGame
+from service.domain.rules.commands import ConfirmPick, StartGame
 from service.domain.rules.engine import GameState, initial_state
-from service.domain.rules.events import Event, decode_events, encode_event, event_type
+from service.domain.rules.events import decode_events, encode_event, event_type
 from service.domain.rules.simulate import bee_seats, heuristic_vs_random, shuffled_deck
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.events import EventStore, NewEvent, StreamAppend
@@ -151,18 +151,14 @@ def cpu_seconds(pid: int) -> float:
 # --- 1. engine ÷ plain loop -------------------------------------------------------------------
 
 
-def _decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, list[Event]]:
-    """The engine as the service drives it: the events and the state after them."""
-    return engine.decide_and_evolve(command, state)
-
-
 def engine_game(
     players: int, bees: bool, rng: random.Random, order: tuple[int, ...] | None = None
 ) -> tuple[GameState, int]:
-    """One game through the Decider; bee seats pick with the bee policy or at random."""
+    """One game through the Decider as the service drives it (`engine.decide_and_evolve`: the
+    events and the state after them); bee seats pick with the bee policy or at random."""
     seats = bee_seats(players)
     deal = order or shuffled_deck(players, rng)
-    state, events = _decide_and_evolve(
+    state, events = engine.decide_and_evolve(
         StartGame(game_id="sim", table_id="sim", seats=seats, deck_order=deal), initial_state
     )
     count = len(events)
@@ -176,7 +172,7 @@ def engine_game(
                 if s.playing and s.confirmed is None
             ]
         for pick in picks:
-            state, events = _decide_and_evolve(pick, state)
+            state, events = engine.decide_and_evolve(pick, state)
             count += len(events)
     return state, count
 
@@ -330,14 +326,14 @@ async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str,
     seats = bee_seats(4)
     for _ in range(count):
         state, log = initial_state, []
-        state, events = _decide_and_evolve(
+        state, events = engine.decide_and_evolve(
             StartGame(game_id="sim", table_id="sim", seats=seats, deck_order=shuffled_deck(4, rng)),
             state,
         )
         log += events
         while state.phase != "ended":
             for pick in bee_commands(state):
-                state, events = _decide_and_evolve(pick, state)
+                state, events = engine.decide_and_evolve(pick, state)
                 log += events
         stream = f"game-bench-{uuid.uuid4()}"
         await store.append(

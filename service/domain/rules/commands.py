@@ -13,7 +13,7 @@ import msgspec
 from service.domain.rules.events import ClockSettings, DealProof, SeatInfo
 
 
-class GameCommand(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class GameCommand(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="type"):
     at: datetime | None = None
 
 

@@ -32,7 +32,7 @@ ClockPlay = Literal["none", "tapped", "lowest"]
 BeeLevel = Literal["heuristic", "strong"]
 
 
-class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
+class SeatInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Who sits in a seat. `player_id` is None for a bee player; `level` is None for a person,
     and for a bee player dealt before levels existed (it played the heuristic)."""
 
@@ -43,23 +43,23 @@ class SeatInfo(msgspec.Struct, frozen=True, kw_only=True):
     level: BeeLevel | None = None
 
 
-class Pick(msgspec.Struct, frozen=True, kw_only=True):
+class Pick(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     seat: int
     bee: int
 
 
-class ClockSettings(msgspec.Struct, frozen=True, kw_only=True):
+class ClockSettings(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Turn and too-low choice durations of a timed (online) game; solo games have none."""
 
     turn_seconds: float = 20.0
     choice_seconds: float = 10.0
 
 
-class GameEvent(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+class GameEvent(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag_field="type"):
     """Base of every game event."""
 
 
-class DealProof(msgspec.Struct, frozen=True, kw_only=True):
+class DealProof(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What locks a deal in before turn 1 (docs/fairness.md); hashes and seeds in lowercase hex.
 
     `client_seeds` has one entry a seat, in seat order: None for a seat that gave no seed

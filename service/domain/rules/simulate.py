@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from service.domain.rules.bees import BEE_NAMES, BeeView, choose_bee, view_for
 from service.domain.rules.cards import deck
 from service.domain.rules.commands import Command, ConfirmPick, StartGame, TakeStem
-from service.domain.rules.engine import GameState, decide, evolve, initial_state
+from service.domain.rules.engine import GameState, decide_and_evolve, initial_state
 from service.domain.rules.events import Event, SeatInfo
 
 Policy = Callable[[BeeView], int]
@@ -47,9 +47,8 @@ def play_game(
 
     def run(command: Command) -> None:
         nonlocal state
-        for event in decide(command, state):
-            log.append(event)
-            state = evolve(state, event)
+        state, events = decide_and_evolve(command, state)
+        log.extend(events)
 
     run(
         StartGame(
