@@ -28,7 +28,7 @@ from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
 from service.domain.views import GameView, game_view
-from service.store.events import DuplicateCommand
+from service.store.events import ConcurrencyConflict, DuplicateCommand
 from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -72,6 +72,11 @@ _MOVE_ENCODER = msgspec.json.Encoder()
 
 class MoveIdReused(Conflict):
     """A `move_id` this player already used in this game, sent with a different body."""
+
+
+class _Stale(Exception):
+    """A decision on the cached game ended in something other than an append: decide again on
+    a fresh read before answering."""
 
 
 def move_digest(move: AnyMove) -> str:
@@ -164,14 +169,24 @@ class Play:
                     )
             return await self.repository.game_at(game_id, version)
 
-        async def attempt() -> GameState:
-            state = await self.repository.game(game_id)
-            command = command_for(state)
+        async def decide_on(state: GameState, *, cached: bool) -> GameState:
+            """Decide on `state` and append at its version. On a `cached` state (not read from
+            the store for this decision, so possibly behind) only an append is final: any
+            other outcome (a refusal, nothing to do) raises `_Stale`, and so does a conflict,
+            so that it is decided again on a fresh read before it is answered."""
+            try:
+                command = command_for(state)
+            except Forbidden:
+                if cached:
+                    raise _Stale from None
+                raise
             try:
                 new_state, events = await play_with_bees(
                     state, command, await self.repository.bee_seeds(state)
                 )
             except RuleViolation:
+                if cached:
+                    raise _Stale from None
                 # A repeated move is decided on the state after its first run, where it may
                 # break a rule (a second confirm): answer it as the repeat it is. Looked up only
                 # on this slow path; otherwise the append checks the move id itself.
@@ -180,6 +195,8 @@ class Play:
                     return await repeat(done)
                 raise
             if not events:
+                if cached:
+                    raise _Stale
                 return state  # nothing happens (a clock that fired after the game moved on)
             uow = UnitOfWork(self.repository)
             if new_state.phase == "ended":
@@ -193,10 +210,26 @@ class Play:
                 )
             except DuplicateCommand as duplicate:
                 return await repeat(duplicate.version)
+            except ConcurrencyConflict:
+                if cached:
+                    raise _Stale from None
+                raise
             await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
             final = uow.game_state(game_id)
             assert final is not None
             return final
+
+        async def attempt() -> GameState:
+            # This instance's last state of the game is current unless another instance wrote
+            # since (moves of one stream take turns here): decide on it without a read, and
+            # read only when that does not end in an append.
+            cached = self.repository.cached_game(game_id)
+            if cached is not None:
+                try:
+                    return await decide_on(cached, cached=True)
+                except _Stale:
+                    pass
+            return await decide_on(await self.repository.game(game_id), cached=False)
 
         async with self.turns.turn(game_stream):
             return await until_applied(attempt, what="game")

@@ -2,7 +2,9 @@
 are cached per instance, so a move folds only the events it has not seen yet.
 
 The cache is safe with several instances: a cached state is only a starting point, the store is
-always asked for what came after it, and every append checks the version it was decided on."""
+asked for what came after it (`game`), or, when a move is decided on the cached state alone
+(`cached_game`, see `service.usecases.play`), the append checks the version it was decided on
+and a stale state fails there (`ConcurrencyConflict`), so nothing is ever written on it."""
 
 from __future__ import annotations
 
@@ -37,7 +39,11 @@ class GameStates:
         return state
 
     def put(self, game_id: str, state: GameState) -> None:
-        self._states[game_id] = state
+        """Keep `state` unless a later one of the same game is kept already (a read that
+        started before a commit may finish after it: its state is older, not wrong)."""
+        known = self._states.get(game_id)
+        if known is None or known.version <= state.version:
+            self._states[game_id] = state
         self._states.move_to_end(game_id)
         while len(self._states) > self.capacity:
             self._states.popitem(last=False)
@@ -58,6 +64,12 @@ class Repository:
         state = fold(events, state)
         self.games.put(game_id, state)
         return state
+
+    def cached_game(self, game_id: str) -> GameState | None:
+        """The game as this instance last saw it, without asking the store: possibly behind
+        (another instance appended since), so only for a decision whose append checks the
+        version (`Play.decide`)."""
+        return self.games.get(game_id)
 
     async def game_at(self, game_id: str, version: int) -> GameState:
         """The game as it was right after `version` (what a repeated command answers with)."""
