@@ -196,9 +196,32 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not valid JSON")
 
 
+class _HasFloat(Exception):
+    """A number with a fraction or an exponent: ``jsonb`` rewrites it, so the slow path."""
+
+
+def _has_float(raw: str) -> object:
+    raise _HasFloat
+
+
+# The fast path: msgspec's decoder and sorted encoder give the same bytes as
+# ``chain.canonical_json`` (``json.dumps(sort_keys=True, separators=(",", ":"),
+# ensure_ascii=False)``) for objects of strings, integers, booleans, nulls, arrays and objects
+# (tests/integration/test_event_store.py compares the two); a float sends the text to the slow
+# path, which reads numbers the way ``jsonb`` stores them.
+_FAST_DECODER = msgspec.json.Decoder(float_hook=_has_float)
+_SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
 def _stored_canonical(text: str) -> bytes:
     """``chain.canonical_json`` of the text ``jsonb`` will store for ``text``, without asking
     PostgreSQL (tests/integration/test_event_store.py checks tricky numbers against it)."""
+    try:
+        fast = _FAST_DECODER.decode(text)
+    except (_HasFloat, msgspec.DecodeError):
+        fast = None
+    if isinstance(fast, dict):
+        return _SORTED_ENCODER.encode(fast)
     value = json.loads(text, parse_float=_jsonb_number, parse_constant=_reject_constant)
     return chain.canonical_json(value)
 

@@ -414,6 +414,53 @@ async def test_the_hashed_form_of_numbers_is_what_jsonb_stores(pool: Pool) -> No
         assert _stored_canonical(sent) == chain.canonical_json(as_stored), sent
 
 
+async def test_the_hashed_form_of_objects_is_what_verification_recomputes(pool: Pool) -> None:
+    """Objects without a float take ``_stored_canonical``'s fast path (msgspec, not the standard
+    library's json): for every kind of string (every escape, control and non-ASCII character,
+    astral ones, keys in code-point order), integers of any size, nesting and repeated keys,
+    it gives the bytes verification computes from what jsonb stores (``chain.canonical_json`` of
+    ``data::text``), so an appended chain always verifies."""
+    rng = random.Random(7)
+    alphabet = [chr(c) for c in range(1, 0x250)] + [
+        "\u2028",
+        "\u2029",
+        "\ufeff",
+        "\uffff",
+        "\U00010000",
+        "\U0001f41d",
+        "\U0010ffff",
+        "/",
+    ]
+    texts = [
+        '{"b": 1, "a": {"d": [1, -2, 0], "c": null}, "": true, "B": false}',
+        '{"a": 1, "a": 2}',
+        '{"n": -0, "big": 123456789012345678901234567890, "neg": -98765432109876543210987}',
+        '{"u64": 18446744073709551615, "past": 18446744073709551616, "i64": -9223372036854775809}',
+        '{"esc": "\\u00e9\\n\\t\\r\\b\\f\\u0001\\u001f\\u007f\\/\\"\\\\"}',
+        '{"\\ud83d\\udc1d": "\\ud83d\\udc1d", "\\uffff": 1, "\\ud800\\udc00": 2}',
+        ' { "spaced" : [ ] , "empty" : { } } ',
+    ]
+    for _ in range(300):
+        value = {
+            "".join(rng.choices(alphabet, k=rng.randint(0, 4))): rng.choice(
+                [
+                    "".join(rng.choices(alphabet, k=rng.randint(0, 12))),
+                    rng.randint(-(2**70), 2**70),
+                    [rng.randint(-5, 5), None, True, {"x": "".join(rng.choices(alphabet, k=3))}],
+                ]
+            )
+            for _ in range(rng.randint(1, 6))
+        }
+        texts.append(msgspec.json.encode(value).decode())
+    stored = await pool.fetchval(
+        "select array(select t::jsonb::text from unnest($1::text[]) with ordinality as u(t, n)"
+        " order by n)",
+        texts,
+    )
+    for sent, as_stored in zip(texts, stored, strict=True):
+        assert _stored_canonical(sent) == chain.canonical_json(as_stored), sent
+
+
 async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
     event_store: EventStore, pool: Pool
 ) -> None:
