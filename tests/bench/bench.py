@@ -614,6 +614,76 @@ class SoloClient:
             self.view = msgspec.json.decode(body)
 
 
+@dataclass
+class OnlineClient:
+    """Two people at a 2-seat online table (no bee players; the clock at 600 s, so it never
+    plays), driven by one client: whoever may move moves; when the mover's answer shows nothing
+    left for them to do, the other person's view is fetched (one GET, not counted as a move)."""
+
+    host: RawHttp
+    guest: RawHttp
+    table_id: str = ""
+    views: list[dict[str, Any]] = field(default_factory=list)
+
+    async def set_up(self) -> None:
+        for i, http in enumerate((self.host, self.guest)):
+            guest = await _json(http, "POST", "/guests", {"name": f"Online {i + 1}"}, ok=201)
+            http.token = guest["token"]
+        table = await _json(
+            self.host,
+            "POST",
+            "/tables",
+            {"seats": 2, "stake": 0, "turn_seconds": 600, "choice_seconds": 600},
+            ok=201,
+        )
+        self.table_id = table["table_id"]
+        joined = await _json(self.guest, "POST", f"/tables/{self.table_id}/seats")
+        game_id = joined["game"]["game_id"]
+        self.views = [await _json(h, "GET", f"/games/{game_id}") for h in (self.host, self.guest)]
+
+    @staticmethod
+    def _move(view: dict[str, Any]) -> dict[str, Any] | None:
+        if view["phase"] == "choosing" and view["choice"] and view["choice"]["yours"]:
+            return {"type": "take_stem", "stem": view["choice"]["cheapest"]}
+        if view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+            return {"type": "confirm", "bee": view["hand"][0]}
+        return None
+
+    async def play(self, load: Load, stop_at: list[float]) -> None:
+        people = (self.host, self.guest)
+        mover = 0
+        while time.perf_counter() < stop_at[0]:
+            view = self.views[mover]
+            if view["phase"] == "ended":
+                status, body = await self.host.request("POST", f"/tables/{self.table_id}/games")
+                if status != 201:
+                    load.errors[f"playAgain {status}"] += 1
+                    await asyncio.sleep(0.05)
+                    continue
+                game_id = msgspec.json.decode(body)["game"]["game_id"]
+                self.views = [await _json(h, "GET", f"/games/{game_id}") for h in people]
+                continue
+            move = self._move(view)
+            if move is None:
+                mover = 1 - mover
+                status, body = await people[mover].request("GET", f"/games/{view['game_id']}")
+                self.views[mover] = msgspec.json.decode(body)
+                continue
+            move["move_id"] = uuid.uuid4().hex
+            t0 = time.perf_counter()
+            status, body = await people[mover].request(
+                "POST", f"/games/{view['game_id']}/moves", move
+            )
+            if status != 200:
+                load.errors[f"submitMove {status}"] += 1
+                status, body = await people[mover].request("GET", f"/games/{view['game_id']}")
+                self.views[mover] = msgspec.json.decode(body)
+                continue
+            load.latencies.append(time.perf_counter() - t0)
+            load.ops += 1
+            self.views[mover] = msgspec.json.decode(body)
+
+
 async def insert_worker(http: RawHttp, load: Load, stop_at: list[float]) -> None:
     body = {"type": "pick_confirmed", "seat": 3, "bee": 27, "at": None}
     while time.perf_counter() < stop_at[0]:
@@ -634,28 +704,47 @@ async def bench_http(
     for i in range(0, len(solos), 8):
         await asyncio.gather(*(s.set_up() for s in solos[i : i + 8]))
     inserts = [RawHttp(minimal.port) for _ in range(max(CONCURRENCY))]
+    say(f"setting up {max(CONCURRENCY)} online tables of two people…")
+    onlines = [
+        OnlineClient(RawHttp(service.port), RawHttp(service.port)) for _ in range(max(CONCURRENCY))
+    ]
+    for i in range(0, len(onlines), 8):
+        await asyncio.gather(*(o.set_up() for o in onlines[i : i + 8]))
     by_k: dict[int, dict[str, list[Any]]] = {
-        k: {"ratio": [], "moves": [], "inserts": [], "lat_moves": [], "lat_inserts": []}
+        k: {
+            "ratio": [],
+            "moves": [],
+            "inserts": [],
+            "lat_moves": [],
+            "lat_inserts": [],
+            "online": [],
+            "online_ratio": [],
+            "lat_online": [],
+        }
         for k in CONCURRENCY
     }
     cpu: defaultdict[str, float] = defaultdict(float)
+    ops: Counter[str] = Counter()
     errors: Counter[str] = Counter()
     for r in range(settings.rounds):
         for k in CONCURRENCY:
             say(f"round {r + 1}/{settings.rounds}: {k} clients…")
 
-            pair: list[tuple[str, list[Callable[[Load, list[float]], Awaitable[None]]]]] = [
+            loads: list[tuple[str, list[Callable[[Load, list[float]], Awaitable[None]]]]] = [
                 ("moves", [s.play for s in solos[:k]]),
                 ("inserts", [partial(insert_worker, h) for h in inserts[:k]]),
+                ("online", [o.play for o in onlines[:k]]),
             ]
+            turn = (r + k) % len(loads)  # each load goes first, second and last in turn
             got: dict[str, Load] = {}
-            for name, workers in pair if (r + k) % 2 == 0 else pair[::-1]:
-                pid = service.process.pid if name == "moves" else minimal.process.pid
+            for name, workers in loads[turn:] + loads[:turn]:
+                pid = minimal.process.pid if name == "inserts" else service.process.pid
                 server0, client0 = cpu_seconds(pid), time.process_time()
                 got[name] = await timed(workers, settings.http_seconds)
                 cpu[f"{name}_server"] += cpu_seconds(pid) - server0
                 cpu[f"{name}_client"] += time.process_time() - client0
                 cpu[f"{name}_wall"] += got[name].seconds
+                ops[name] += got[name].ops
                 errors.update(got[name].errors)
             entry = by_k[k]
             entry["moves"].append(got["moves"].per_s)
@@ -663,6 +752,9 @@ async def bench_http(
             entry["ratio"].append(got["moves"].per_s / got["inserts"].per_s)
             entry["lat_moves"] += got["moves"].latencies
             entry["lat_inserts"] += got["inserts"].latencies
+            entry["online"].append(got["online"].per_s)
+            entry["online_ratio"].append(got["online"].per_s / got["inserts"].per_s)
+            entry["lat_online"] += got["online"].latencies
     profile: dict[str, Any] | None = None
     if profile_to is not None:  # one more 8-client slice, sampled (not part of the ratios)
         say("profiling submitMove at 8 clients…")
@@ -688,11 +780,13 @@ async def bench_http(
         await timed([s.play for s in solos[:8]], settings.http_seconds * 2)
         spy.wait(timeout=30)
         profile = loadgen.summarise_profile(profile_to) if profile_to.exists() else None
-    for http in [s.http for s in solos] + inserts:
+    for http in [s.http for s in solos] + inserts + [h for o in onlines for h in (o.host, o.guest)]:
         await http.close()
-    by_round_scaling = [
-        m32 / m1 for m1, m32 in zip(by_k[1]["moves"], by_k[max(CONCURRENCY)]["moves"], strict=True)
-    ]
+
+    def scaling(name: str) -> list[float]:
+        top = by_k[max(CONCURRENCY)][name]
+        return [m32 / m1 for m1, m32 in zip(by_k[1][name], top, strict=True)]
+
     return {
         "by_clients": [
             {
@@ -702,11 +796,20 @@ async def bench_http(
                 "ratio": spread(by_k[k]["ratio"]),
                 "moves_ms": latency_ms(by_k[k]["lat_moves"]),
                 "inserts_ms": latency_ms(by_k[k]["lat_inserts"]),
+                "online_per_s": spread(by_k[k]["online"]),
+                "online_ratio": spread(by_k[k]["online_ratio"]),
+                "online_ms": latency_ms(by_k[k]["lat_online"]),
             }
             for k in CONCURRENCY
         ],
-        "scaling_32_to_1": spread(by_round_scaling),
+        "scaling_32_to_1": spread(scaling("moves")),
+        "online_scaling_32_to_1": spread(scaling("online")),
         "cpu_s": {k: round(v, 1) for k, v in cpu.items()},
+        # the server's CPU-seconds over its moves in the same slices (the GETs and play again
+        # the clients need between moves included)
+        "server_cpu_ms_per": {
+            name: round(1000 * cpu[f"{name}_server"] / n, 2) for name, n in ops.items() if n
+        },
         "errors": dict(errors),
         "profile": profile,
     }
@@ -934,6 +1037,14 @@ def print_table(results: dict[str, Any]) -> None:
             f"p50 {row['inserts_ms']['p50']} p99 {row['inserts_ms']['p99']} ms"
         )
     print(f"  moves/s at 32 clients ÷ at 1   {_fmt(h['scaling_32_to_1'])}")
+    print("  online-table move (two people, no bee players) ÷ minimal INSERT endpoint")
+    for row in h["by_clients"]:
+        print(
+            f"    {row['clients']:>2} clients  {_fmt(row['online_ratio'], 3)}   "
+            f"moves {row['online_per_s']['median']:.0f}/s p50 {row['online_ms']['p50']} "
+            f"p99 {row['online_ms']['p99']} ms"
+        )
+    print(f"  online moves/s at 32 clients ÷ at 1   {_fmt(h['online_scaling_32_to_1'])}")
     cpu = h["cpu_s"]
     print(
         f"    CPU-s: submitMove runs server {cpu.get('moves_server', 0)} client "
@@ -941,6 +1052,8 @@ def print_table(results: dict[str, Any]) -> None:
         f"{cpu.get('inserts_server', 0)} client {cpu.get('inserts_client', 0)} of "
         f"{cpu.get('inserts_wall', 0)} s wall; errors {h['errors'] or 0}"
     )
+    per = h["server_cpu_ms_per"]
+    print("    server CPU ms per answer: " + ", ".join(f"{n} {ms}" for n, ms in per.items()))
     if h.get("profile"):
         top = ", ".join(f"{f} {pct}%" for f, pct in h["profile"]["self_pct"][:8])
         print(f"    profile of the service at 8 clients (self time): {top}")
