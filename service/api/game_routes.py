@@ -24,9 +24,11 @@ from service.api.bodies import (
 )
 from service.api.dependencies import (
     AUTH,
+    MOVER,
     VIEWER,
     Caller,
     CallerToken,
+    Moving,
     Service,
     stream_viewer,
     strict_body,
@@ -70,16 +72,17 @@ class GameController(Controller):
         operation_id="submitMove",
         status_code=200,
         responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+        dependencies=MOVER,
     )
     async def submit_move(
-        self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, player: Caller
+        self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, mover: Moving
     ) -> GameView:
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
         Bee players react at once. Resending a move with its `move_id` returns the same result
         and writes nothing; a different move with a `move_id` already used in this game is
         refused with 409 `move-id-reused`. Integers must be JSON integers (`17`, not `"17"`
         or `17.0`)."""
-        return await service.play.submit_move(player, str(game_id), data)
+        return await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
 
     @get(
         "/{game_id:uuid}/export",

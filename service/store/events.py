@@ -78,8 +78,9 @@ WAKEUP_CHANNEL = "swarm_events"
 _EVENTS_UNIQUE = "events_stream_version_key"
 _COMMANDS_PKEY = "processed_commands_pkey"
 
-# SQLSTATEs raised by append_events (migrations/0012_append_without_a_global_lock.sql).
-_DUPLICATE, _CONFLICT, _HEAD_MOVED = "SWDUP", "SWCON", "SWHED"
+# SQLSTATEs raised by append_events (migrations/0012_append_without_a_global_lock.sql), and by a
+# guard such as require_token (migrations/0014_token_guard.sql).
+_DUPLICATE, _CONFLICT, _HEAD_MOVED, _GUARD = "SWDUP", "SWCON", "SWHED", "SWGRD"
 
 
 class NewEvent(msgspec.Struct, frozen=True):
@@ -130,6 +131,10 @@ class ConcurrencyConflict(Exception):
         self.actual_version = actual_version
 
 
+class GuardRefused(Exception):
+    """The append's ``guard`` refused it (SQLSTATE SWGRD); nothing was written."""
+
+
 class DuplicateCommand(Exception):
     """This command id was already processed for the stream; nothing was written."""
 
@@ -145,7 +150,8 @@ class DuplicateCommand(Exception):
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash"
 
 _APPEND_PARAMS = 12
-_APPEND = f"select * from append_events({', '.join(f'${i}' for i in range(1, 13))})"
+_APPEND_CALL = f"append_events({', '.join(f'${i}' for i in range(1, 13))})"
+_APPEND = f"select * from {_APPEND_CALL}"
 
 # Each existing stream's head: its last version and that event's hash.
 _STREAM_HEADS = """
@@ -302,6 +308,7 @@ class EventStore:
         metadata: Mapping[str, Any] | None = None,
         command: tuple[str, str] | None = None,
         also: Sequence[tuple[str, Sequence[Any]]] = (),
+        guard: tuple[str, Sequence[Any]] | None = None,
     ) -> list[RecordedEvent]:
         """Append to one or several streams atomically; return the recorded events.
 
@@ -316,6 +323,9 @@ class EventStore:
         INSERT/UPDATE/DELETE statements ride in the same round trip (each must touch a row at
         most once per append); if any is of another kind (e.g. with its own WITH), all run in
         one transaction after the append instead, one round trip each, plus BEGIN and COMMIT.
+        ``guard``: a ``select`` of one value that raises SQLSTATE SWGRD when the append must not
+        happen (``require_token``), evaluated in the same statement once the events are in (so
+        a refused append raises ``GuardRefused`` and keeps nothing), or in the same transaction.
         """
         streams = [a.stream for a in appends]
         if len(set(streams)) != len(streams):
@@ -354,6 +364,16 @@ class EventStore:
         folded = all(_FOLDABLE.match(sql) for sql, _ in also)
         sql, also_args = _with_also(also) if also and folded else (_APPEND, [])
         separate = () if folded else also
+        if guard is not None:
+            if not any(a.events for a in appends):
+                raise ValueError("a guard needs events to append")  # no row would evaluate it
+            if folded:
+                # An uncorrelated scalar subquery, evaluated with the first row returned: after
+                # the inserts, in the same statement, whose failure undoes them.
+                shift = partial(_shifted, _APPEND_PARAMS + len(also_args))
+                check = _PARAM.sub(shift, guard[0].strip().rstrip(";"))
+                sql = sql.replace(_APPEND, f"select a.*, ({check}) from {_APPEND_CALL} as a")
+                also_args = [*also_args, *guard[1]]
         cmd_stream, cmd_id = command or (None, None)
 
         async with self._pool.acquire() as conn:
@@ -380,6 +400,8 @@ class EventStore:
                             rows = await conn.fetch(sql, *args)
                             for statement, params in separate:
                                 await conn.execute(statement, *params)
+                            if guard is not None:
+                                await conn.fetchval(guard[0], *guard[1])
                     else:
                         rows = await conn.fetch(sql, *args)
                 except asyncpg.PostgresError as exc:
@@ -451,6 +473,8 @@ class EventStore:
     ) -> None:
         """Raise what a refused append means to the caller (or return: not ours to map)."""
         state, detail = exc.sqlstate, exc.detail or ""
+        if state == _GUARD:
+            raise GuardRefused(str(exc)) from None
         if state == _DUPLICATE and command is not None:
             raise DuplicateCommand(command[0], command[1], int(detail)) from None
         if state == _CONFLICT:

@@ -3,7 +3,9 @@ bearer token on every request.
 
 Tokens are random, stored only as SHA-256 (`access_tokens`), expire after `TOKEN_LIFETIME` and
 can be revoked (logout). The check is not cached: a logout on any instance stops the token on
-every instance at once.
+every instance at once. What an instance remembers is only whose a token is (a fact that never
+changes), so that a move can carry its check inside its own append (`TokenCheck`, migration
+0014) instead of a query before it.
 
 Names are checked and normalised by `service.domain.names`. New identities are limited per
 client address across every instance (`SignUpLimit`: guests and accounts each have their own
@@ -15,6 +17,7 @@ import hashlib
 import math
 import secrets
 import uuid
+from collections import OrderedDict
 from datetime import datetime, timedelta
 
 import msgspec
@@ -50,10 +53,39 @@ select t.player_id, coalesce(a.name, t.name) as name, a.player_id is not null as
 """
 
 
+_REQUIRE_TOKEN = "select require_token($1, $2, $3)"  # migrations/0014_token_guard.sql
+_KNOWN_TOKENS = 100_000  # token hashes whose player this instance remembers
+
+
 class Player(msgspec.Struct, frozen=True):
     player_id: str
     name: str
     registered: bool = False  # an account (not only a guest): needed for buy-in tables
+
+
+class TokenCheck:
+    """The bearer-token check of a write, made inside the write's own statement (`guard`, one
+    round trip fewer) for a caller this instance has authenticated before; `verify()` makes it
+    on its own, for any answer that does not come from such a write. Exact either way: a token
+    revoked on any instance fails at once (`GuardRefused` from the write, else `Unauthorized`),
+    and `service.usecases.play` answers nothing before one of the two has passed."""
+
+    def __init__(self, identity: Identity, token: str, player: Player) -> None:
+        self.identity = identity
+        self.token = token
+        self.player = player
+
+    def guard(self) -> tuple[str, tuple[object, ...]]:
+        """The check as a statement for `EventStore.append(guard=...)`."""
+        return (
+            _REQUIRE_TOKEN,
+            (token_hash(self.token), self.player.player_id, self.identity.ctx.clock()),
+        )
+
+    async def verify(self) -> None:
+        """The check as its own query; raises `Unauthorized` (and forgets the token)."""
+        if (await self.identity.authenticate(self.token)).player_id != self.player.player_id:
+            raise AssertionError("a token's player never changes")  # pragma: no cover
 
 
 class TooManySignUps(Exception):
@@ -106,6 +138,19 @@ class Identity:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.guests = SignUpLimit(ctx, "guest", ctx.guests_per_hour)
+        # Token hash → the player it was issued to, as last authenticated here: who a token
+        # belongs to never changes, so this is a fact, never a verdict on the token (see
+        # `check`); least recently used dropped first.
+        self._players: OrderedDict[bytes, Player] = OrderedDict()
+
+    def check(self, token: str) -> TokenCheck | None:
+        """The token's check, to be made with the caller's write, if this instance has seen
+        the token valid before (so knows whose it is); None: `authenticate` it first."""
+        player = self._players.get(token_hash(token))
+        return None if player is None else TokenCheck(self, token, player)
+
+    def forget(self, token: str) -> None:
+        self._players.pop(token_hash(token), None)
 
     async def create_guest(self, name: str, address: str | None = None) -> tuple[Player, str]:
         """A new guest (stream `player-<id>`, `guest_created`) and its bearer token; `name` as
@@ -136,7 +181,17 @@ class Identity:
 
     async def authenticate(self, token: str) -> Player:
         """The player behind a bearer token, if it is known, unexpired and not revoked."""
-        row = await self.ctx.pool.fetchrow(_AUTHENTICATE, token_hash(token), self.ctx.clock())
+        hashed = token_hash(token)
+        row = await self.ctx.pool.fetchrow(_AUTHENTICATE, hashed, self.ctx.clock())
         if row is None:
-            raise Unauthorized("The bearer token is not known, has expired or was revoked.")
-        return Player(player_id=row["player_id"], name=row["name"], registered=row["registered"])
+            self._players.pop(hashed, None)
+            raise Unauthorized(TOKEN_REFUSED)
+        player = Player(player_id=row["player_id"], name=row["name"], registered=row["registered"])
+        self._players[hashed] = player
+        self._players.move_to_end(hashed)
+        while len(self._players) > _KNOWN_TOKENS:
+            self._players.popitem(last=False)
+        return player
+
+
+TOKEN_REFUSED = "The bearer token is not known, has expired or was revoked."

@@ -28,12 +28,13 @@ from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
 from service.domain.views import GameView, game_view
-from service.store.events import ConcurrencyConflict, DuplicateCommand
+from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
+from service.store.projections import Statement
 from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
-from service.usecases.errors import Conflict, Forbidden
-from service.usecases.identity import Player
+from service.usecases.errors import Conflict, Forbidden, Unauthorized
+from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
@@ -118,7 +119,35 @@ class Play:
         view = game_view(state, seat, self.ctx.clock())
         return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
 
-    async def submit_move(self, player: Player, game_id: str, move: AnyMove) -> GameView:
+    async def submit_move(
+        self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
+    ) -> GameView:
+        """`check`: the caller's bearer token not yet checked for this request (the instance
+        knows whose it is): checked inside the move's append, or on its own before any other
+        answer (a repeat, a refusal) is given, so a revoked token never gets one."""
+        if check is not None:
+            appended: list[bool] = []
+            try:
+                view = await self._submit_move(player, game_id, move, check, appended)
+            except GuardRefused:
+                check.identity.forget(check.token)
+                raise Unauthorized(TOKEN_REFUSED) from None
+            except Exception:
+                await check.verify()
+                raise
+            if not appended:
+                await check.verify()
+            return view
+        return await self._submit_move(player, game_id, move, None, [])
+
+    async def _submit_move(
+        self,
+        player: Player,
+        game_id: str,
+        move: AnyMove,
+        check: TokenCheck | None,
+        appended: list[bool],
+    ) -> GameView:
         seat: int | None = None
 
         def command(state: GameState) -> Command:
@@ -138,6 +167,8 @@ class Play:
                 "actor": player.player_id,
                 "move_digest": digest,
             },
+            guard=check.guard if check is not None else None,
+            appended=appended,
         )
         return game_view(state, seat, self.ctx.clock())
 
@@ -148,11 +179,14 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
+        guard: Callable[[], Statement] | None = None,
+        appended: list[bool] | None = None,
     ) -> GameState:
         """Load → decide (and let bee players pick) → append, decided again when someone else
         moved first. Returns the state after the command, or after its first run if it was a
         repeat; a repeat whose `metadata["move_digest"]` differs from the first run's raises
-        `MoveIdReused`."""
+        `MoveIdReused`. `guard` gives a statement the append must pass (`EventStore.append`);
+        `appended` gets `True` when the answer is this call's own append."""
         game_stream = stream("game", game_id)
         digest = metadata.get("move_digest")
 
@@ -206,7 +240,9 @@ class Play:
             await self.deals.conclude_if_ended(uow, game_id, prepare=True)
             try:
                 await uow.commit(
-                    {"command_id": command_id, **metadata}, command=(game_stream, command_id)
+                    {"command_id": command_id, **metadata},
+                    command=(game_stream, command_id),
+                    guard=guard() if guard is not None else None,
                 )
             except DuplicateCommand as duplicate:
                 return await repeat(duplicate.version)
@@ -217,6 +253,8 @@ class Play:
             await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
             final = uow.game_state(game_id)
             assert final is not None
+            if appended is not None:
+                appended.append(True)
             return final
 
         async def attempt() -> GameState:

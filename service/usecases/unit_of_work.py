@@ -156,13 +156,17 @@ class UnitOfWork:
     # --- commit -------------------------------------------------------------------------------
 
     async def commit(
-        self, metadata: dict[str, Any], *, command: tuple[str, str] | None = None
+        self,
+        metadata: dict[str, Any],
+        *,
+        command: tuple[str, str] | None = None,
+        guard: tuple[str, Sequence[Any]] | None = None,
     ) -> None:
         """Append everything in one transaction. Raises `ConcurrencyConflict` when any stream
         moved on since it was decided on (nothing is written), `DuplicateCommand` when
-        `command` was processed before."""
+        `command` was processed before, `GuardRefused` when `guard` refused it."""
         await self.repository.ctx.store.append(
-            *self._appends(), metadata=metadata, command=command, also=self._also()
+            *self._appends(), metadata=metadata, command=command, also=self._also(), guard=guard
         )
         for game_id, entry in self._games.items():
             self.repository.games.put(game_id, entry.after)

@@ -41,9 +41,12 @@ def appends(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
         metadata: Mapping[str, Any] | None = None,
         command: tuple[str, str] | None = None,
         also: Sequence[tuple[str, Sequence[Any]]] = (),
+        guard: tuple[str, Sequence[Any]] | None = None,
     ) -> Any:
         calls.append(([a.stream for a in batch], command, list(also)))
-        return await original(self, *batch, metadata=metadata, command=command, also=also)
+        return await original(
+            self, *batch, metadata=metadata, command=command, also=also, guard=guard
+        )
 
     monkeypatch.setattr(EventStore, "append", spy)
     return calls

@@ -16,6 +16,7 @@ from service.store.events import (
     ConcurrencyConflict,
     DuplicateCommand,
     EventStore,
+    GuardRefused,
     LogCursor,
     NewEvent,
     RecordedEvent,
@@ -568,6 +569,66 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
     await event_store.append(StreamAppend(stream, 2, [event()]), also=[nested, timer_for(game3)])
     assert await pool.fetchval(count, game3) == 2
     assert await event_store.stream_version(stream) == 3
+
+
+async def test_a_guard_refuses_the_whole_append_or_lets_it_through(
+    event_store: EventStore, pool: Pool
+) -> None:
+    """``guard=`` (``require_token``, migration 0014) is checked in the append's own statement,
+    or its transaction when a statement cannot be folded: refused, nothing is kept (events,
+    statements, the processed command); passed, everything is."""
+    player, now = str(uuid.uuid4()), datetime.now(UTC)
+    valid, revoked = uuid.uuid4().bytes * 2, uuid.uuid4().bytes * 2
+    for token, revoked_at in ((valid, None), (revoked, now)):
+        await pool.execute(
+            "insert into access_tokens (token_hash, player_id, name, expires_at, revoked_at)"
+            " values ($1, $2, 'G', $3, $4)",
+            token,
+            player,
+            now.replace(year=now.year + 1),
+            revoked_at,
+        )
+    check = "select require_token($1, $2, $3)"
+    stream, game = new_stream(), str(uuid.uuid4())
+    count = "select count(*) from timers where game_id = $1"
+    timer = ("insert into timers (game_id, deadline) values ($1, $2)", (game, now))
+    nested = (
+        "with d as (select $2::timestamptz as at) insert into timers (game_id, deadline)"
+        " select $1, at from d",
+        (game, now.replace(year=2031)),
+    )
+    refusals = [
+        (revoked, player, now),  # revoked
+        (valid, str(uuid.uuid4()), now),  # someone else's
+        (valid, player, now.replace(year=now.year + 2)),  # expired by then
+        (uuid.uuid4().bytes * 2, player, now),  # unknown
+    ]
+    for args in refusals:
+        for also in ([timer], [nested, timer]):
+            with pytest.raises(GuardRefused):
+                await event_store.append(
+                    StreamAppend(stream, 0, [event()]),
+                    command=(stream, "move"),
+                    also=also,
+                    guard=(check, args),
+                )
+    assert await event_store.stream_version(stream) == 0
+    assert await pool.fetchval(count, game) == 0
+    assert await event_store.command_version(stream, "move") is None
+
+    await event_store.append(
+        StreamAppend(stream, 0, [event()]),
+        command=(stream, "move"),
+        also=[timer],
+        guard=(check, (valid, player, now)),
+    )
+    await event_store.append(
+        StreamAppend(stream, 1, [event()]), also=[nested], guard=(check, (valid, player, now))
+    )
+    assert await event_store.stream_version(stream) == 2
+    assert await pool.fetchval(count, game) == 2
+    assert await event_store.command_version(stream, "move") == 1
+    assert (await event_store.verify_stream(stream)).ok
 
 
 async def test_the_app_role_cannot_choose_position_time_or_transaction(pool: Pool) -> None:
