@@ -591,11 +591,13 @@ async def test_a_guard_refuses_the_whole_append_or_lets_it_through(
     check = "select require_token($1, $2, $3)"
     stream, game = new_stream(), str(uuid.uuid4())
     count = "select count(*) from timers where game_id = $1"
-    timer = ("insert into timers (game_id, deadline) values ($1, $2)", (game, now))
+    # Deadlines far ahead: no clock of another test may find these timers due (no such game).
+    later = now.replace(year=2040)
+    timer = ("insert into timers (game_id, deadline) values ($1, $2)", (game, later))
     nested = (
         "with d as (select $2::timestamptz as at) insert into timers (game_id, deadline)"
         " select $1, at from d",
-        (game, now.replace(year=2031)),
+        (game, now.replace(year=2041)),
     )
     refusals = [
         (revoked, player, now),  # revoked
