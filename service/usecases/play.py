@@ -33,7 +33,7 @@ from service.store.projections import Statement
 from service.usecases.bees import play_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
-from service.usecases.errors import Conflict, Forbidden, Unauthorized
+from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
@@ -73,6 +73,11 @@ _MOVE_ENCODER = msgspec.json.Encoder()
 
 class MoveIdReused(Conflict):
     """A `move_id` this player already used in this game, sent with a different body."""
+
+
+# The refusals whose answer says something about the game (a 4xx with its reason): given to a
+# caller only once the token is checked.
+_ANSWERS = (RuleViolation, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 
 class _Stale(Exception):
@@ -132,9 +137,12 @@ class Play:
             except GuardRefused:
                 check.identity.forget(check.token)
                 raise Unauthorized(TOKEN_REFUSED) from None
-            except Exception:
+            except _ANSWERS:
                 await check.verify()
                 raise
+            # Anything else is a 503 (the database) or a 500 (a bug), which say nothing about
+            # the game; checking the token first would only make a struggling database wait
+            # twice.
             if not appended:
                 await check.verify()
             return view
