@@ -49,10 +49,34 @@ class GameStates:
             self._states.popitem(last=False)
 
 
+class TableStates:
+    """Recently read table states, least recently used dropped first: a table's log grows with
+    every game played at it, so it is read from where this instance last left it."""
+
+    def __init__(self, capacity: int = 10_000) -> None:
+        self.capacity = capacity
+        self._states: OrderedDict[str, TableState] = OrderedDict()
+
+    def get(self, table_id: str) -> TableState | None:
+        state = self._states.get(table_id)
+        if state is not None:
+            self._states.move_to_end(table_id)
+        return state
+
+    def put(self, table_id: str, state: TableState) -> None:
+        known = self._states.get(table_id)
+        if known is None or known.version <= state.version:
+            self._states[table_id] = state
+        self._states.move_to_end(table_id)
+        while len(self._states) > self.capacity:
+            self._states.popitem(last=False)
+
+
 class Repository:
     def __init__(self, ctx: Context, games: GameStates | None = None) -> None:
         self.ctx = ctx
         self.games = games or GameStates()
+        self.tables = TableStates()
 
     async def game(self, game_id: str) -> GameState:
         state = self.games.get(game_id) or initial_state
@@ -80,11 +104,16 @@ class Repository:
         )
 
     async def table(self, table_id: str, *, unopened: bool = False) -> TableState:
-        """The table; NotFound if it was never opened, unless `unopened`: then also the stream
-        of a table whose opening was cut short, where only a hold was given back."""
-        recorded = await self.ctx.store.read_stream(stream("table", table_id))
-        state = fold_table(decode_table_event(r.data) for r in recorded)
+        """The table as stored now (this instance's last state of it plus the events after);
+        NotFound if it was never opened, unless `unopened`: then also the stream of a table
+        whose opening was cut short, where only a hold was given back."""
+        known = self.tables.get(table_id)
+        recorded = await self.ctx.store.read_stream(
+            stream("table", table_id), after_version=known.version if known is not None else 0
+        )
+        state = fold_table((decode_table_event(r.data) for r in recorded), known)
         if state.opened:
+            self.tables.put(table_id, state)
             return state
         if not unopened:
             raise NotFound(f"No table {table_id}.")
