@@ -46,6 +46,7 @@ from service.store.events import EventStore
 from service.store.pool import Pool, PoolExhausted, open_pool
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
+from service.usecases.errors import Busy
 
 # Lobby-wide figures for /metrics are refreshed this often (one indexed count per instance).
 GAMES_GAUGE_INTERVAL = 5.0
@@ -157,6 +158,7 @@ def create_app(
         problems.DATABASE_ERRORS, problems.database_unavailable
     )
     exception_handlers[PoolExhausted] = problems.overloaded
+    exception_handlers[Busy] = problems.overloaded
     exception_handlers[ValidationException] = problems.validation_failed  # names a missing body
     exception_handlers[Exception] = problems.internal_error
 

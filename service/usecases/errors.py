@@ -18,3 +18,8 @@ class Forbidden(Exception):
 
 class Conflict(Exception):
     """The request is well formed but clashes with the table's state (not a game rule)."""
+
+
+class Busy(Exception):
+    """Too many decisions about one stream wait on this instance to take their turn in time:
+    shed like any other overload (503 `overloaded`), rather than queued without bound."""

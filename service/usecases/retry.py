@@ -24,12 +24,15 @@ from typing import TypeVar
 
 from service import metrics
 from service.store.events import ConcurrencyConflict
-from service.usecases.errors import Conflict
+from service.usecases.errors import Busy, Conflict
 
 T = TypeVar("T")
 
 RETRY_BUDGET = 10.0  # seconds a decision may keep losing races before it is refused
 FIRST_WAIT, LONGEST_WAIT = 0.002, 0.1  # seconds: the backoff's first ceiling, and its cap
+# Seconds a decision waits for its stream's turn on this instance before it is shed (`Busy`):
+# a burst of moves to one game over a slow database would otherwise queue without bound.
+TURN_WAIT = 5.0
 
 _jitter = random.Random()  # waits only: nothing decided depends on it
 
@@ -42,12 +45,20 @@ class StreamTurns:
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
 
     @asynccontextmanager
-    async def turn(self, key: str) -> AsyncIterator[None]:
+    async def turn(self, key: str, wait: float = TURN_WAIT) -> AsyncIterator[None]:
         lock, users = self._locks.get(key, (asyncio.Lock(), 0))
         self._locks[key] = (lock, users + 1)
         try:
-            async with lock:
+            try:
+                await asyncio.wait_for(lock.acquire(), wait)
+            except TimeoutError:
+                raise Busy(
+                    f"Too many requests wait for this {key.split('-', 1)[0]}; try again."
+                ) from None
+            try:
                 yield
+            finally:
+                lock.release()
         finally:
             lock, users = self._locks[key]
             if users == 1:
