@@ -98,8 +98,8 @@ class Pace:
     again: tuple[float, float] = (1.0, 3.0)  # from the end of a game to the next one
     scale: float = 1.0
     clock_share: float = 0.03  # a person leaves this share of their turns to the clock
-    turn_seconds: float = 20.0
-    choice_seconds: float = 10.0
+    turn_seconds: float = 60.0
+    choice_seconds: float = 30.0
 
     def wait(self, rng: random.Random, span: tuple[float, float]) -> float:
         return rng.uniform(*span) * self.scale
@@ -172,9 +172,12 @@ async def api(
     tries: int = 6,
 ) -> Any:
     """One request: 2xx → the decoded body. Refusals are counted by operation, status and
-    code; 503 and 429 are retried after a while (they are counted: the run must have none),
-    anything else raises `Refused`."""
-    for attempt in range(tries):
+    code; 503 and 429 are retried after a while, as a person (or the board) would, until the
+    window closes and then `tries` times (they are counted: the run must have none); anything
+    else raises `Refused`."""
+    attempt = 0
+    while True:
+        attempt += 1
         t0 = time.monotonic()
         status, data = await person.http.request(method, path, body)
         if tally.in_window(t0):
@@ -183,11 +186,10 @@ async def api(
             return msgspec.json.decode(data) if data else None
         code = _code(data)
         tally.count(f"{op} {status} {code}".strip(), t0)
-        if status in (429, 503) and attempt + 1 < tries:
-            await asyncio.sleep(min(0.2 * (attempt + 1), 2.0) * (0.5 + random.random()))
+        if status in (429, 503) and (attempt < tries or t0 < tally.window[1]):
+            await asyncio.sleep(min(0.2 * attempt, 2.0) * (0.5 + random.random()))
             continue
         raise Refused(status, code)
-    raise AssertionError("unreachable")
 
 
 class Stream:
@@ -373,7 +375,10 @@ class Table:
             started.set()
 
     async def leave(self) -> None:
-        for person in self.people:
+        """Everyone leaves at once (ends the game, closes the table); a busy service is asked
+        twice, no more: this is after the window."""
+
+        async def one(person: Person) -> None:
             with contextlib.suppress(Refused, ConnectionError, OSError):
                 await api(
                     self.tally,
@@ -382,8 +387,11 @@ class Table:
                     "POST",
                     f"/tables/{self.table_id}/leave",
                     ok=(200, 201, 409),
+                    tries=2,
                 )
             await person.http.close()
+
+        await asyncio.gather(*(one(p) for p in self.people))
 
     async def view(self, person: Person) -> dict[str, Any]:
         view: dict[str, Any] = await api(
@@ -496,6 +504,7 @@ class Table:
         if deadline:
             left = (datetime.fromisoformat(deadline) - datetime.now(UTC)).total_seconds()
             wait = max(left, 0.0) + 0.05
+        wait = min(wait, max(self.stop_at - time.monotonic(), 0.0) + 0.05)
         for _ in range(200):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), timeout=wait)
@@ -511,11 +520,12 @@ class Table:
 
 async def generator(config: dict[str, Any]) -> None:
     """A generator process: set up its tables (all seats but the last) and say READY; on DEAL
-    take the last seats (the games are dealt) and say DEALT once every game is being played; on
+    take the last seats (the games are dealt) and say DEALT; on PLAY start playing; on
     ``GO t0 t1`` count what falls in [t0, t1) (time.monotonic, the same clock in every
     process), stop at t1, leave, print the tally. The deal waits for every generator's set-up,
-    so thousands of sign-ups are not slowed by games already being played, and no turn clock
-    runs before its players are there."""
+    and play waits for every deal, so thousands of sign-ups and deals are not slowed by games
+    already being played (a game dealt early sits out a turn or two on its clock: the bench's
+    turn clock is long enough that none is abandoned as idle)."""
     pace = Pace(**{k: tuple(v) if isinstance(v, list) else v for k, v in config["pace"].items()})
     tally = Tally()
     rng = random.Random(config["seed"])
@@ -538,13 +548,14 @@ async def generator(config: dict[str, Any]) -> None:
         async with gate:
             await table.set_up()
 
-    async def deal_and_play(table: Table) -> None:
+    async def deal(table: Table) -> None:
         try:
             async with deals:
                 await table.deal()
         except Refused:
             tally.tables_stopped += 1  # counted in `errors_outside`
-            return
+
+    async def play(table: Table) -> None:
         started = asyncio.Event()
         playing.append(asyncio.ensure_future(table.play(started)))
         await started.wait()
@@ -556,13 +567,16 @@ async def generator(config: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, sys.stdin.readline)  # DEAL
     deals = asyncio.Semaphore(DEAL_CONCURRENCY)
-    await asyncio.gather(*(deal_and_play(t) for t in tables))
+    await asyncio.gather(*(deal(t) for t in tables))
     print(DEALT, flush=True)
+    await loop.run_in_executor(None, sys.stdin.readline)  # PLAY
+    starting = asyncio.ensure_future(asyncio.gather(*(play(t) for t in tables if t.game_id)))
     line = await loop.run_in_executor(None, sys.stdin.readline)
     _, t0, t1 = line.split()
     tally.window = (float(t0), float(t1))
     for table in tables:
         table.stop_at = float(t1)
+    await starting
     await asyncio.sleep(max(float(t1) - time.monotonic(), 0))
     await asyncio.gather(*playing)
     await asyncio.gather(*(t.leave() for t in tables))
@@ -784,7 +798,11 @@ async def _measure(
     t_deal = time.monotonic()
     await _expect(procs, DEALT)
     deal_s = time.monotonic() - t_deal
-    say(f"  {games} games dealt in {deal_s:.1f} s; warming up {args.warmup:.0f} s…")
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(b"PLAY\n")
+        await proc.stdin.drain()
+    say(f"  {games} games dealt in {deal_s:.1f} s; playing, warming up {args.warmup:.0f} s…")
     await asyncio.sleep(args.warmup)
     t0 = time.monotonic() + 0.2
     t1 = t0 + args.seconds
@@ -1045,7 +1063,7 @@ def main(argv: list[str] | None = None) -> int:
         "--baselines", default="10,100", help="smaller levels measured first (default 10,100)"
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window a level")
-    parser.add_argument("--warmup", type=float, default=10.0, help="after set-up, before it")
+    parser.add_argument("--warmup", type=float, default=15.0, help="after the deal, before it")
     parser.add_argument("--instances", type=int, default=2, help="service processes")
     parser.add_argument(
         "--generators", type=int, default=0, help="0: one per --games-per-generator"
@@ -1054,8 +1072,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--followed", type=float, default=0.25, help="share of games streamed")
     parser.add_argument("--think-scale", type=float, default=1.0, help="0: flat out")
     parser.add_argument("--clock-share", type=float, default=0.03)
-    parser.add_argument("--turn-seconds", type=float, default=20.0)
-    parser.add_argument("--choice-seconds", type=float, default=10.0)
+    parser.add_argument("--turn-seconds", type=float, default=60.0)
+    parser.add_argument("--choice-seconds", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true", help="py-spy instance 1 at --games")
     parser.add_argument(
