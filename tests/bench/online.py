@@ -379,7 +379,8 @@ class Table:
         twice, no more: this is after the window."""
 
         async def one(person: Person) -> None:
-            with contextlib.suppress(Refused, ConnectionError, OSError):
+            await person.http.close()  # a fresh connection: nothing else is reading this one
+            with contextlib.suppress(Refused, ConnectionError, OSError, RuntimeError):
                 await api(
                     self.tally,
                     person,
@@ -447,7 +448,13 @@ class Table:
                 woken.clear()
                 if view["phase"] == "picking":
                     turn = view["turn"]
-                    answers = await asyncio.gather(*(self.turn(p) for p in self.people))
+                    got = await asyncio.gather(
+                        *(self.turn(p) for p in self.people), return_exceptions=True
+                    )
+                    for failure in got:
+                        if isinstance(failure, BaseException):
+                            raise failure
+                    answers = [a for a in got if isinstance(a, dict)]
                     view = max([view, *(a for a in answers if a)], key=lambda v: v["version"])
                     if view["phase"] == "picking" and view["turn"] == turn:
                         view = await self.wait_for_clock(view, woken)
