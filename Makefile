@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile documents fuzz faults leaks race screenshots
+.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ bench-quick: $(VENV)/.installed
 # As `bench`, plus py-spy sampling the service in an extra 8-client submitMove slice.
 bench-profile: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --profile $(if $(GAMES),--games $(GAMES))
+
+# Concurrent online games with the load from several generator processes (docs/benchmarks.md,
+# "Online games"): GAMES (default 1000) after baselines of 10 and 100 games in the same run,
+# with each side's CPU share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
+bench-online: $(VENV)/.installed
+	$(PY) -m tests.bench.online --games $(or $(GAMES),1000) $(ONLINE_ARGS)
 
 # Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
 # restarted and slowed under the service. `make test` runs a short smoke of the same tests.
