@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import msgspec
 
@@ -60,11 +61,17 @@ from service.domain.views import (
     visible_table_event,
 )
 from service.store.events import RecordedEvent
+from service.store.pool import PoolExhausted
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
 from service.usecases.repository import Repository
 from service.usecases.tables import require_seated
 from service.usecases.watching import Viewer, Watching, revocation_channel, viewer_seat
+
+T = TypeVar("T")
+
+# Seconds a follower waits before reading again when no pool connection came free in time.
+BUSY_RETRY = 1.0
 
 
 class _LogEntry(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -499,10 +506,21 @@ class Streams:
             while already_over is None or last < already_over:
                 if revoked.is_set():
                     revoked.clear()
-                    if not await self.watching.still_valid(viewer):
+                    valid = await self._when_free(self.watching.still_valid(viewer))
+                    if valid is None:  # not checked (the pool is busy): check on the next turn
+                        revoked.set()
+                    elif not valid:
                         return
                 woken.clear()  # before reading, so a commit during the read wakes us again
-                recorded = await self.ctx.store.read_stream(followed, after_version=last)
+                recorded = await self._when_free(
+                    self.ctx.store.read_stream(followed, after_version=last)
+                )
+                if recorded is None:
+                    # The pool is busy (the service is overloaded): the stream is already
+                    # open, so it stays open and reads again shortly, rather than being cut.
+                    yield None
+                    await asyncio.sleep(min(heartbeat, BUSY_RETRY))
+                    continue
                 if recorded:
                     over = any(r.type == last_type for r in recorded) or already_over is not None
                     for event in render(recorded, over):
@@ -512,9 +530,17 @@ class Streams:
                         return
                     continue
                 if not await _either(woken, revoked, heartbeat):
-                    if not await self.watching.still_valid(viewer):
+                    if await self._when_free(self.watching.still_valid(viewer)) is False:
                         return
                     yield None
+
+    @staticmethod
+    async def _when_free(read: Awaitable[T]) -> T | None:
+        """`read`'s answer, or None when no pool connection came free in time."""
+        try:
+            return await read
+        except PoolExhausted:
+            return None
 
 
 async def _either(first: asyncio.Event, second: asyncio.Event, timeout: float) -> bool:
