@@ -695,33 +695,12 @@ def clock_figures(url: str, game_ids: list[str]) -> dict[str, Any]:
     """How late each turn clock fired, and whether any turn was revealed twice."""
     streams = [f"game-{g}" for g in game_ids]
     with psycopg.connect(url) as conn:
-        fired = conn.execute(
-            """
-            select metadata->>'command_id', min(recorded_at)
-              from events
-             where stream = any(%s) and metadata->>'causation' = 'expire_clock'
-             group by stream, 1
-            """,
-            (streams,),
-        ).fetchall()
-        twice = conn.execute(
-            """
-            select count(*) from (
-              select stream, data->>'turn' from events
-               where stream = any(%s) and type = 'picks_revealed'
-               group by 1, 2 having count(*) > 1) t
-            """,
-            (streams,),
-        ).fetchone()
-    late = [
-        (at - datetime.fromisoformat(cmd.removeprefix("clock:"))).total_seconds() * 1000
-        for cmd, at in fired
-        if cmd and cmd.startswith("clock:")
-    ]
+        late_s, twice = loadgen.clock_log(conn, streams)
+    late = [seconds * 1000 for seconds in late_s]
     return {
         "expiries": len(late),
         "late_ms": _pcts(late) | {"max": round(max(late, default=0.0), 1)},
-        "turns_revealed_twice": twice[0] if twice else 0,
+        "turns_revealed_twice": twice,
     }
 
 
