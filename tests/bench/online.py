@@ -43,7 +43,8 @@ to the moment the event was parsed; both clocks are this machine's).
 Measured in a window of ``--seconds`` that opens ``--warmup`` seconds after the last table of a
 level was dealt (so the ramp-up of thousands of sign-ups is not in it): moves *offered* (each
 move a person sends, counted once however often a busy service makes them send it again) and
-*answered* (2xx) per second, the answered moves' latency (from the first send); every refusal by
+*answered* (2xx) per second, the answered moves' latency (of the attempt answered, and from the
+first send, the waits before sending again after a refusal included); every refusal by
 operation, status and problem code, and the time each refusal took (send to answer) by status
 (409 ``conflict`` and any 5xx but 503 must be 0); streams cut (ended by the service before the
 game's end); stream delivery latency of the reveals
@@ -124,7 +125,8 @@ class Tally:
     refusal_ms: dict[str, list[float]] = field(default_factory=dict)  # status → send to answer
     streams_cut: int = 0  # streams ended by the service before the game's end, in the window
     moves_by_type: Counter[str] = field(default_factory=Counter)
-    move_ms: list[float] = field(default_factory=list)
+    move_ms: list[float] = field(default_factory=list)  # first send to the 2xx, retries in
+    answered_ms: list[float] = field(default_factory=list)  # the attempt answered 2xx alone
     requests: int = 0  # every request sent inside the window (moves, views, play again)
     reveal_ms: list[float] = field(default_factory=list)  # picks_revealed → follower, in window
     stream_events: int = 0
@@ -159,6 +161,7 @@ class Person:
     player_id: str = ""
     seat: int = 0
     hand: list[int] = field(default_factory=list)
+    answered_ms: float = 0.0  # the last request's answered attempt, send to answer
 
 
 def _code(body: bytes) -> str:
@@ -192,6 +195,7 @@ async def api(
         if tally.in_window(t0):
             tally.requests += 1
         if status in ok:
+            person.answered_ms = (time.monotonic() - t0) * 1000
             return msgspec.json.decode(data) if data else None
         code = _code(data)
         tally.count(f"{op} {status} {code}".strip(), t0)
@@ -432,6 +436,7 @@ class Table:
             self.tally.moves += 1
             self.tally.moves_by_type[move["type"]] += 1
             self.tally.move_ms.append((time.monotonic() - t0) * 1000)
+            self.tally.answered_ms.append(person.answered_ms)
         return view
 
     async def play_game(self, started: asyncio.Event) -> bool:
@@ -604,6 +609,7 @@ async def generator(config: dict[str, Any]) -> None:
     await asyncio.gather(*(t.leave() for t in tables))
     out = {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(tally).items()}
     out["move_ms"] = [round(x, 2) for x in tally.move_ms]
+    out["answered_ms"] = [round(x, 2) for x in tally.answered_ms]
     out["reveal_ms"] = [round(x, 2) for x in tally.reveal_ms]
     out["refusal_ms"] = {k: [round(x, 2) for x in v] for k, v in tally.refusal_ms.items()}
     out["followed_games"] = sum(t.followed for t in tables)
@@ -765,6 +771,7 @@ async def run_level(
                 json.dumps(config),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                limit=1 << 26,  # the tally is one line: every latency of the level
             )
         )
     try:
@@ -867,6 +874,7 @@ async def _measure(
     cpu = cpu_between(before, after)
     moves = sum(t["moves"] for t in tallies)
     move_ms = [x for t in tallies for x in t["move_ms"]]
+    answered_ms = [x for t in tallies for x in t["answered_ms"]]
     reveal_ms = [x for t in tallies for x in t["reveal_ms"]]
     errors: Counter[str] = Counter()
     outside: Counter[str] = Counter()
@@ -904,6 +912,7 @@ async def _measure(
         "moves_per_s_per_game": round(moves / window / games, 3),
         "requests_per_s": round(sum(t["requests"] for t in tallies) / window, 1),
         "move_ms": _pcts(move_ms),
+        "answered_ms": _pcts(answered_ms),
         "reveal_to_follower_ms": _pcts(reveal_ms) | {"samples": len(reveal_ms)},
         "stream_events": sum(t["stream_events"] for t in tallies),
         "stream_gaps": sum(t["stream_gaps"] for t in tallies),
@@ -1090,6 +1099,9 @@ def level_row(lv: dict[str, Any], peak: float) -> list[str]:
         f"{lv.get('moves_offered_per_s', 0):.0f}",
         f"{lv['moves_per_s']:.0f}",
         f"{lv['moves_per_s'] / peak:.2f}" if peak else "-",
+        f"{lv['answered_ms']['p50']:.0f} / {lv['answered_ms']['p99']:.0f}"
+        if "answered_ms" in lv
+        else "-",
         f"{lv['move_ms']['p50']:.0f} / {lv['move_ms']['p99']:.0f}",
         refusals or "0",
         str(lv.get("server_errors_but_503", lv.get("server_errors", 0))),
@@ -1106,6 +1118,7 @@ TABLE_HEAD = [
     "answered/s",
     "÷ peak",
     "answered p50 / p99 ms",
+    "move, first send to answer, p50 / p99 ms",
     "refusals (p99 time to the refusal)",
     "other 5xx",
     "clock late p99 / max ms (expiries)",
