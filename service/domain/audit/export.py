@@ -23,7 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -48,8 +48,23 @@ class ExportedEvent(msgspec.Struct, frozen=True):
     recorded_at: datetime
     hash: str
     data: dict[str, Any]
-    chain: int = CHAIN_V1
-    metadata: dict[str, Any] | None = None
+    chain: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=2,
+            description="The version of the hash chain its stream is hashed under "
+            "(docs/fairness.md): 2 for every stream begun since chain v2; 1 (the default, for "
+            "exports made before it) hashes the data open and covers neither time nor metadata.",
+        ),
+    ] = CHAIN_V1
+    metadata: Annotated[
+        dict[str, Any] | None,
+        msgspec.Meta(
+            description="Who acted (`actor`) and by which command (`command_id`, `causation`): "
+            "chain v2 covers it (sealed in a game's stream until the game ends); null under v1."
+        ),
+    ] = None
 
     def link(self, stream: str) -> ChainLink:
         """This event as the hash chain sees it, in ``stream``."""
