@@ -32,8 +32,9 @@ import msgspec
 
 from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
 from service.domain.rules.commands import ConfirmPick
-from service.domain.rules.engine import GameState, Stems, cheapest_stem, landing_stem
 from service.domain.rules.events import BeeLevel
+from service.domain.rules.flight import cheapest_stem, landing_stem
+from service.domain.rules.state import GameState, Stems
 from service.domain.rules.strong import choose_bee_strong
 
 BEE_NAMES = ("Buzz", "Bumble", "Honey", "Clover", "Pollen", "Nectar", "Waggle")
