@@ -36,6 +36,7 @@ from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
 from service.api.game_routes import GameController
+from service.api.history_routes import HistoryController
 from service.api.operations import Metrics, expected_migrations, health_live, health_ready
 from service.api.routes import GuestController, health
 from service.api.table_routes import TableController
@@ -182,6 +183,7 @@ def create_app(
         GuestController,
         TableController,
         GameController,
+        HistoryController,
         *ACCOUNT_CONTROLLERS,
         health,
         health_live,

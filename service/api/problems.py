@@ -24,7 +24,7 @@ from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetail
 from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
-from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized, VersionNotFound
 from service.usecases.identity import TooManySignUps
 from service.usecases.play import MoveIdReused
 
@@ -77,6 +77,13 @@ CATALOGUE: dict[str, Entry] = {
         "No such path, table, game or player.",
         "Check the id; a table or game id comes from createTable, createSoloTable, listTables "
         "or listMyGames.",
+    ),
+    "version-not-found": Entry(
+        404,
+        "The game has no such version: its versions run from 1 (its first event) to its "
+        "`version` now.",
+        "Ask for a version from 1 to the game's `version` (getGame, or `latest` in "
+        "getGameState's answer).",
     ),
     "http-error": Entry(
         400,
@@ -477,6 +484,10 @@ def _not_found(exc: NotFound) -> ProblemDetailsException:
     return problem(404, "not-found", "Not found", str(exc))
 
 
+def _version_not_found(exc: VersionNotFound) -> ProblemDetailsException:
+    return problem(404, "version-not-found", "No such version of the game", str(exc))
+
+
 def _unauthorized(exc: Unauthorized) -> ProblemDetailsException:
     return problem(
         401,
@@ -520,6 +531,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             HTTPException: _http_exception,
             RuleViolation: _rule_violation,
             NotFound: _not_found,
+            VersionNotFound: _version_not_found,
             Unauthorized: _unauthorized,
             Forbidden: _forbidden,
             Conflict: _conflict,
