@@ -791,7 +791,8 @@ export class GameScreen {
   }
 
   drawResult() {
-    const hadFocus = this.result.contains(document.activeElement);
+    const a = document.activeElement;
+    const hadFocus = this.result.contains(a) || !a || a === document.body || a === this.app.main;
     this.drawResultBody();
     if (hadFocus) this.focusResult();
   }

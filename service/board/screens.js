@@ -275,7 +275,8 @@ export function lobbyScreen(app, container) {
               { dataset: { table: t.table_id } },
               h("td", {}, t.host_name),
               h("td", {}, `${t.seats_taken} / ${t.capacity}`),
-              h("td", {}, t.stake ? `💰${t.stake} buy-in` : "Free"),
+              // Only a table's first game holds a buy-in: once under way, Play again has none.
+              h("td", {}, t.stake ? (t.status === "open" ? `💰${t.stake} buy-in` : `Buy-in table (💰${t.stake}, first game)`) : "Free"),
               h("td", {}, { open: "waiting", playing: "playing", between_games: "between games", closed: "closed" }[t.status] ?? t.status),
               h(
                 "td",
