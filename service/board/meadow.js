@@ -34,8 +34,9 @@ export function remember(gameId, fields) {
 const short = (hex) => (hex ? `${hex.slice(0, 12)}…` : "none");
 
 export class MeadowLog {
-  constructor(gameId, { you, nameOf }) {
+  constructor(gameId, { you, nameOf, record = true }) {
     this.gameId = gameId;
+    this.record = record; // false for a game first opened after its end: nothing was shown before
     this.you = you;
     this.nameOf = nameOf;
     this.events = [];
@@ -62,13 +63,17 @@ export class MeadowLog {
   }
 
   add(events) {
+    let noted = false;
     for (const event of events) {
       this.events.push(event);
       const d = event.data;
-      if (event.type === "deal_committed") {
+      if (!this.record) {
+        // Opened after the end: no value here was shown before turn 1.
+      } else if (event.type === "deal_committed") {
+        noted = true;
         remember(this.gameId, { commitment: d.commitment, commitment_seen: event.recorded_at });
-      }
-      if (event.type === "game_started") {
+      } else if (event.type === "game_started") {
+        noted = true;
         const mine = this.you ? d.hands?.[this.you - 1] : null;
         remember(this.gameId, {
           fingerprint: d.proof?.fingerprint,
@@ -77,8 +82,10 @@ export class MeadowLog {
           hand: mine ?? undefined,
         });
       }
-      this.list.prepend(this.entry(event));
+      this.list.append(this.entry(event)); // oldest first: the game reads in order
     }
+    // The recorded commitment and fingerprint show as soon as they are stored.
+    if (noted && (!this.verdict || this.verdict.status !== "checking")) this.renderVerdict();
   }
 
   entry(event) {
@@ -183,9 +190,9 @@ export class MeadowLog {
       "dl",
       { class: "recorded" },
       h("dt", {}, "Commitment, first shown"),
-      h("dd", { class: "hex" }, rec.commitment ?? "not yet"),
+      h("dd", { class: "hex" }, rec.commitment ?? (this.record ? "not yet" : "not seen by this browser")),
       h("dt", {}, "Fingerprint, before turn 1"),
-      h("dd", { class: "hex" }, rec.fingerprint ?? "not yet"),
+      h("dd", { class: "hex" }, rec.fingerprint ?? (this.record ? "not yet" : "not seen by this browser")),
       rec.seed ? h("dt", {}, "Your seed") : null,
       rec.seed ? h("dd", { class: "hex" }, rec.seed) : null
     );
@@ -224,6 +231,13 @@ export class MeadowLog {
             v.seeded
               ? "The server was bound to its seed before any seed was given, and the deal played is the one locked in before turn 1."
               : "Nobody gave a seed to this game, so it proves the deal was fixed before turn 1 and not changed, not that the server could not choose it."
+          )
+        : null,
+      v.status === "ok" && !rec.fingerprint
+        ? h(
+            "p",
+            { class: "hint stranger" },
+            "This browser did not see this game before it ended, so the deal is checked against the published log alone, not against a fingerprint recorded before turn 1."
           )
         : null,
       h(

@@ -114,6 +114,9 @@ def test_the_last_person_standing_wins_when_the_other_leaves(browser: Any, board
         hana.locator(".result").wait_for(timeout=20_000)
         assert hana.locator("#result-title").inner_text() == "You won!"
         assert "last person standing" in hana.locator(".result .reason").inner_text()
+        # Alone at the table, Play again could not work, so it is not offered (issue 25, item 4).
+        hana.locator(".result .verdict-ok").wait_for(timeout=20_000)
+        assert hana.locator(".result").get_by_role("button", name=re.compile("^Play")).count() == 0
         assert hana.locator(".scores .seat.left").count() == 1
     finally:
         hana_ctx.close()
