@@ -300,7 +300,8 @@ def openapi_config() -> OpenAPIConfig:
             "**Errors** are RFC 9457 problem details (`application/problem+json`) with a "
             "`code` from one catalogue (docs/errors.md; the enum of `Problem.code`).\n\n"
             "**Input** is decoded strictly: bodies are `application/json` (else 415), "
-            'integers are JSON integers (`17`, never `"17"` or `17.0`), unknown fields '
+            "integers are JSON numbers without a fraction (`17` or `17.0`, as JSON Schema's "
+            '`integer` says; never `"17"`), unknown fields '
             "and query parameters are refused (400). Every string is text: a NUL character or "
             "a lone surrogate (a `\\ud800`-`\\udfff` escape that is not half of a pair) "
             "anywhere in a body or a query string, or JSON nested deeper than 32 levels, is "

@@ -45,13 +45,22 @@ class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_u
     """A move by the caller's own seat. `move_id` is chosen by the client: sending the same move
     again returns the same result and writes nothing."""
 
-    move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    move_id: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=64, pattern="^[^\\u0000\\ud800-\\udfff]*$")
+    ]
 
 
 # The bounds every game has (seed §1: bees 1 to 84 at most, 4 stems), so the document states
-# them and a value outside them is malformed (400) before any rule looks at it.
+# them. A bee outside them is malformed (400) before any rule looks at it; a stem outside them
+# is the rules' own 422 `stem-out-of-range` (docs/rules.md), one answer for every such stem.
 BeeNumber = Annotated[int, msgspec.Meta(ge=1, le=84)]
-StemNumber = Annotated[int, msgspec.Meta(ge=1, le=4)]
+StemNumber = Annotated[
+    int,
+    msgspec.Meta(
+        extra_json_schema={"minimum": 1, "maximum": 4},
+        description="1 to 4; another number is refused with 422 `stem-out-of-range`",
+    ),
+]
 
 
 class Tap(Move, frozen=True, tag="tap"):
