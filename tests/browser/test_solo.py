@@ -346,6 +346,7 @@ def test_the_no_connection_banner_comes_at_once_and_clears_at_once_when_back(
     """Issue 25, item 8: offline, the board says so at once (the clock may be running); back
     online, the banner goes within a second and a half, not at the next event."""
     start_solo(page, players=2)
+    page.locator("#meadow-panel .log .ev").first.wait_for(state="attached")  # the stream is open
     context.set_offline(True)
     problem = page.locator("#problem .problem")
     problem.wait_for(timeout=2_000)
