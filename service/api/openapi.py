@@ -42,6 +42,7 @@ from litestar.openapi.plugins import (
 from service.api import examples
 from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.problems import CATALOGUE, Problem
+from service.domain.names import name_pattern
 from service.usecases.streams import TableLogEntry, VisibleEvent
 
 REF = "#/components/schemas/{name}"
@@ -327,6 +328,21 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
                     string.setdefault("format", "uuid")
 
 
+def _name_schema(components: dict[str, Any]) -> None:
+    """The name rule's pattern is long (every character a name may hold): one `Name` schema,
+    referenced by each name a request takes."""
+    pattern = name_pattern()
+    for schema in list(components.values()):
+        for key, prop in schema.get("properties", {}).items():
+            if prop.get("pattern") == pattern:
+                described = _sentence(prop.pop("description", ""))
+                components["Name"] = {"description": described, **prop}
+                schema["properties"][key] = {
+                    "$ref": REF.format(name="Name"),
+                    "description": "A person's name, as the `Name` schema says.",
+                }
+
+
 def _replace_inline(node: Any, inline: dict[str, Any], ref: dict[str, str]) -> Any:
     if node == inline:
         return dict(ref)
@@ -424,6 +440,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         components = _replace_inline(components, top, {"$ref": REF.format(name=name)})
         components[name] = named
     describe(components, types)
+    _name_schema(components)
     document["components"]["schemas"] = dict(sorted(components.items()))
 
     for _path, _method, operation in _operations(document):

@@ -48,7 +48,7 @@ CATALOGUE: dict[str, Entry] = {
     "bad-request": Entry(
         400,
         "The request is malformed: a body that is not valid JSON or does not match its schema "
-        '(wrong types, no coercion of `"21"` or `21.0` to an integer, unknown fields, '
+        '(wrong types, no coercion of `"21"` or `true` to an integer, unknown fields, '
         "missing fields), or a bad path, query or header parameter.",
         "Fix the request; `detail` says which part is wrong. Do not retry it unchanged.",
     ),
@@ -421,12 +421,18 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
     }
     code = codes.get(exc.status_code, "http-error")
     title = exc.detail or "Bad request"
+    headers = dict(exc.headers or {})
+    if exc.status_code in (429, 503):
+        # Every 429 and 503 says when to come back: the rate limit's own reset (seconds until
+        # its window ends, at least 1), else a second.
+        reset = headers.get("RateLimit-Reset", "1")
+        headers["Retry-After"] = str(max(1, int(reset) if reset.isdigit() else 1))
     pd = ProblemDetailsException(
         status_code=exc.status_code,
         type_=f"urn:swarm:problem:{code}",
         title=title,
         detail=title,
-        headers=exc.headers,
+        headers=headers or None,
         extra={"code": code, "extra": exc.extra} if exc.extra else {"code": code},
     )
     return pd

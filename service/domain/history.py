@@ -19,7 +19,7 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.rules.cards import pile_stings, stings
+from service.domain.rules.cards import STEM_CAPACITY, pile_stings, stings
 from service.domain.rules.engine import GameState, evolve, initial_state
 from service.domain.rules.events import (
     BeeLanded,
@@ -361,7 +361,14 @@ def describe(shown: VisibleEventData, before: GameState, after: GameState) -> St
                 seat=shown.seat,
                 bee=shown.bee,
                 stem=shown.stem,
-                text=f"{name}'s {shown.bee} lands on stem {shown.stem} ({count} bees).",
+                text=(
+                    f"{name}'s {shown.bee} lands on stem {shown.stem} ({count} bees"
+                    + (
+                        ": full, the next bee here is the sixth)."
+                        if count >= STEM_CAPACITY
+                        else ")."
+                    )
+                ),
             )
         case StemChoiceRequired():
             name = name_of(after, shown.seat)
