@@ -31,7 +31,7 @@ from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from service import __version__, metrics
 from service.api import limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
-from service.api.board import board_router
+from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
@@ -189,6 +189,7 @@ def create_app(
         health_live,
         health_ready,
         docs_static_router(),
+        levels_module,
         board_router(),
     ]
     if config.metrics:

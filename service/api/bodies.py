@@ -10,8 +10,8 @@ from typing import Annotated
 import msgspec
 
 from service.domain.names import NAME_MAX, name_pattern
-from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.events import BeeLevel
+from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
 from service.usecases.streams import VisibleEvent
 from service.usecases.tables import LobbyEntry
 
@@ -52,10 +52,8 @@ class GuestOut(msgspec.Struct):
 LevelIn = Annotated[
     BeeLevel,
     msgspec.Meta(
-        description=(
-            "How the bee players choose their bees: `heuristic` (the default) scores each bee"
-            " by the stings it risks this turn; `strong` plays the next few turns out on random"
-            " deals of the hands it cannot see and keeps the bee that takes the fewest stings."
+        description=(  # from the levels' registry (service/domain/rules/levels.py)
+            f"How the bee players choose their bees: {levels_described()}."
             " Each bee seat's level is shown in the table and game views and in the lobby."
         )
     ),

@@ -3,6 +3,7 @@
 
 import { api, newClientSeed, place, savePlace, saveSession, session, watchTable } from "./api.js";
 import { h, plural, replace } from "./dom.js";
+import { DEFAULT_LEVEL, LEVELS } from "./levels.js"; // served from the levels' registry
 import { remember } from "./meadow.js";
 
 const PLAYERS = [2, 3, 4, 5, 6, 7, 8];
@@ -27,15 +28,13 @@ function field(label, input, hint) {
 export function setupScreen(app, container) {
   const me = session();
   let players = 4;
-  let level = "heuristic";
-  const levelHint = h("p", { class: "level-hint" }, "Weighs the stings each bee risks this turn.");
+  let level = DEFAULT_LEVEL;
+  const sentence = (what) => what[0].toUpperCase() + what.slice(1) + ".";
+  const levelHint = h("p", { class: "level-hint" }, sentence(LEVELS.find((l) => l.name === level).description));
   const levels = h(
     "div",
     { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
-    [
-      ["heuristic", "Heuristic", "weighs the stings each bee risks this turn"],
-      ["strong", "Strong", "plays the rest of the game out on many possible deals"],
-    ].map(([value, label, what]) =>
+    LEVELS.map(({ name: value, label, description: what }) =>
       h(
         "label",
         { class: "player-choice level-choice", title: what },
@@ -47,7 +46,7 @@ export function setupScreen(app, container) {
           "aria-label": `${label}: ${what}`,
           onchange: () => {
             level = value;
-            levelHint.textContent = what[0].toUpperCase() + what.slice(1) + ".";
+            levelHint.textContent = sentence(what);
           },
         }),
         h("span", {}, label)

@@ -14,9 +14,8 @@ import msgspec
 
 from service.domain.chain import seal_key
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
-from service.domain.play import has_strong_bees
 from service.domain.players import PlayerRecord, player_record
-from service.domain.rules.bees import SeedFor, decision_seeds
+from service.domain.rules.bees import SeedFor, decision_seeds, needs_decision_seeds
 from service.domain.rules.engine import GameState, fold, initial_state
 from service.domain.rules.events import decode_events
 from service.domain.tables import TableState, decode_table_event, fold_table
@@ -134,9 +133,10 @@ class Repository:
         return player_record((r.type, r.data) for r in recorded)
 
     async def bee_seeds(self, state: GameState) -> SeedFor | None:
-        """The seeds the game's strong bees decide from (`bees.bee_decision_seed`, derived from
-        its server seed), or None when no seat needs one: then no query is made."""
-        if not has_strong_bees(state):
+        """The seeds the game's seeded bees (`Level.seeded`: the strong level) decide from
+        (`bees.bee_decision_seed`, derived from its server seed), or None when no seat needs
+        one: then no query is made."""
+        if not needs_decision_seeds(state):
             return None
         return decision_seeds(await self.server_seed(state.game_id), state.game_id)
 

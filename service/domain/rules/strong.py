@@ -19,14 +19,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from service.domain.rules.bee_view import BeeView
 from service.domain.rules.cards import STEM_CAPACITY, deck
 from service.domain.rules.flight import landing_stem, too_low_stem
 from service.domain.rules.rollout import STINGS, fly
-
-if TYPE_CHECKING:  # bees.py imports this module to offer the strong level
-    from service.domain.rules.bees import BeeView
 
 # Turns imagined, this one included. Deeper rollouts cost samples, and the stings of later
 # turns depend less on this choice: at 8 players against the heuristic, depths 2, 4 and 6
