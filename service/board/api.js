@@ -92,6 +92,30 @@ async function call(method, path, body) {
   return data;
 }
 
+// The answer's text as it came (the chain check needs numbers exactly as written).
+async function callText(path) {
+  const headers = { accept: "application/json" };
+  const token = session()?.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, { headers });
+  } catch {
+    throw new Problem(0, null);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let data = null;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+    throw new Problem(response.status, data);
+  }
+  return text;
+}
+
 const q = (params) =>
   new URLSearchParams(
     Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== "")
@@ -132,6 +156,7 @@ export const api = {
   playAgain: (id, seed) => call("POST", `/tables/${id}/games`, { client_seed: seed }),
 
   getGame: (id) => call("GET", `/games/${id}`),
+  exportGameText: (id) => callText(`/games/${id}/export`),
   gameStreamTicket: (id) => call("POST", `/games/${id}/stream-tickets`),
   move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
   listGameEvents: (id, after = 0, limit = 200) =>

@@ -4,7 +4,7 @@
 
 import { api } from "./api.js";
 import { h, plural, replace } from "./dom.js";
-import { available, publishedFrom, verifyDeal } from "./fairness.js";
+import { available, publishedFrom, verifyDeal, verifyExportChain } from "./fairness.js";
 import { pileStings, stingWord } from "./stings.js";
 
 const KEY = (gameId) => `swarm.meadow.${gameId}`;
@@ -173,12 +173,28 @@ export class MeadowLog {
       this.verdict = { status: "failed", steps: [], reason: "The log has no published deal to check." };
     } else {
       const steps = await verifyDeal(published, recorded(this.gameId));
-      const ok = steps.every((s) => s.status === "ok");
+      const chain = await this.verifyChain();
+      const ok = steps.every((s) => s.status === "ok") && chain.status === "ok";
       const seeded = published.clientSeeds.some((s) => s !== null);
-      this.verdict = { status: ok ? "ok" : "failed", steps, seeded };
+      this.verdict = { status: ok ? "ok" : "failed", steps, seeded, chain };
     }
     this.renderVerdict();
     return this.verdict;
+  }
+
+  // The hash chain (docs/fairness.md), recomputed here from the export: under v2 the seal key
+  // comes from the server seed the game published at its end.
+  async verifyChain() {
+    try {
+      const { ok, game, table } = await verifyExportChain(await api.exportGameText(this.gameId));
+      const failed = !game.ok ? game : table && !table.ok ? table : null;
+      const where = failed === game ? "event" : "table event";
+      return ok
+        ? { status: "ok", detail: `${game.verified} events chained (swarm/event/v${game.scheme}), head ${game.head.slice(0, 16)}…` }
+        : { status: "failed", detail: `${where} v${failed.failedVersion}: ${failed.reason}` };
+    } catch (error) {
+      return { status: "failed", detail: error.title ?? String(error.message ?? error) };
+    }
   }
 
   renderVerdict() {
@@ -217,9 +233,12 @@ export class MeadowLog {
       replace(box, h("p", { class: "verdict-title" }, `⚠ Not checked: ${v.reason}`), lines);
       return;
     }
+    const chainOnly = v.status !== "ok" && v.chain?.status === "failed" && (v.steps ?? []).every((s) => s.status === "ok");
     const title =
       v.status === "ok"
         ? "✔ Fair deal: checked in your browser"
+        : chainOnly
+        ? "✘ The log does not check out at “chain”"
         : `✘ The deal does not check out${v.steps?.find((s) => s.status === "failed") ? ` at “${v.steps.find((s) => s.status === "failed").name}”` : ""}`;
     replace(
       box,
@@ -239,6 +258,14 @@ export class MeadowLog {
             "p",
             { class: "hint stranger" },
             "This browser did not see this game before it ended, so the deal is checked against the published log alone, not against a fingerprint recorded before turn 1."
+          )
+        : null,
+      v.chain
+        ? h(
+            "p",
+            { class: `chain-line chain-${v.chain.status}`, dataset: { status: v.chain.status } },
+            v.chain.status === "ok" ? "✔ Hash chain: " : "✘ Hash chain: ",
+            v.chain.detail
           )
         : null,
       h(
