@@ -45,18 +45,27 @@ function canonical(value) {
   return value;
 }
 
-// The chain of an export as fairness.js recomputes it: version → {ok, reason}. The one place
-// that asks fairness.js; null when this board has no chain check to ask.
-async function recomputeChain(gameId, exported) {
-  if (typeof fairness.verifyChain !== "function") return null;
-  const verdict = await fairness.verifyChain(gameId, exported);
+// An exported value with fairness.parseJson's exact numbers, as plain JSON (numbers as numbers).
+const plain = (value) => JSON.parse(fairness.canonicalJson(value));
+
+// The export's chain as fairness.js recomputes it (the one place that asks it): the verdict,
+// the export as it parsed it, and each version's link: recomputed and matched, or why not.
+async function recomputeChain(text) {
+  const { ok, game, table, doc } = await fairness.verifyExportChain(text);
   const byVersion = new Map();
-  for (const event of exported.events) {
-    const broken = verdict.ok ? null : verdict.version ?? null;
-    const ok = verdict.ok || (broken !== null && event.version < broken);
-    byVersion.set(event.version, { ok, reason: ok ? "" : verdict.reason ?? "the chain breaks here or before" });
+  for (const row of doc.events) {
+    const version = Number(plain(row.version));
+    const reason =
+      row.chained === true
+        ? ""
+        : version === game.failedVersion
+          ? game.reason
+          : "not reached: the chain broke before it";
+    byVersion.set(version, { ok: row.chained === true, reason, computed: row.computed ?? null });
   }
-  return { ok: verdict.ok, reason: verdict.reason ?? "", byVersion };
+  const failed = !game.ok ? game : table && !table.ok ? table : null;
+  const reason = failed ? `${failed === game ? "event" : "table event"} v${failed.failedVersion}: ${failed.reason}` : "";
+  return { ok, reason, byVersion, doc, head: game.head, scheme: game.scheme, verified: game.verified };
 }
 
 export class ReplayScreen {
@@ -69,7 +78,7 @@ export class ReplayScreen {
     this.speed = 1;
     this.gone = false;
     this.exported = null;
-    this.chain = null; // {ok, reason, byVersion} once recomputed, null when it cannot be
+    this.chain = null; // recomputeChain's answer once the export is read
     this.chainStatus = "checking";
     this.deal = null;
     this.onKey = (e) => this.key(e);
@@ -437,8 +446,9 @@ export class ReplayScreen {
       this.drawChecks();
       return;
     }
+    let text;
     try {
-      this.exported = await api.exportGame(this.gameId);
+      text = await api.exportGameText(this.gameId);
     } catch (problem) {
       this.chainStatus = "unavailable";
       this.chainReason = problem?.detail ?? "the export could not be read";
@@ -446,22 +456,25 @@ export class ReplayScreen {
       return;
     }
     if (this.gone) return;
-    const published = fairness.publishedFrom(this.gameId, this.exported.events);
-    if (published && fairness.available()) {
-      const steps = await fairness.verifyDeal(published, recorded(this.gameId));
-      this.deal = { ok: steps.every((s) => s.status === "ok"), steps };
-    }
     try {
-      this.chain = await recomputeChain(this.gameId, this.exported);
-      this.chainStatus = this.chain ? "done" : "no-check";
+      this.chain = await recomputeChain(text);
+      this.exported = this.chain.doc;
+      this.chainStatus = "done";
     } catch (error) {
       this.chain = null;
       this.chainStatus = "unavailable";
       this.chainReason = String(error?.message ?? error);
     }
+    if (this.exported) {
+      const events = this.exported.events.map((e) => ({ type: e.type, data: plain(e.data) }));
+      const published = fairness.publishedFrom(this.gameId, events);
+      if (published && fairness.available()) {
+        const steps = await fairness.verifyDeal(published, recorded(this.gameId));
+        this.deal = { ok: steps.every((s) => s.status === "ok"), steps };
+      }
+    }
     if (this.gone) return;
     this.drawChecks();
-    this.drawStepCheck();
   }
 
   drawChecks() {
@@ -477,8 +490,9 @@ export class ReplayScreen {
       checking: "⏳ Recomputing the hash chain…",
       running: "The hash chain is checked when the game ends (no hash is shown while it runs).",
       unavailable: `The chain could not be checked: ${this.chainReason ?? ""}`,
-      "no-check": "This board has no chain check (fairness.js): each step is held to the export only.",
-      done: this.chain?.ok ? "✓ The hash chain is whole, recomputed in this browser." : `✗ The hash chain breaks: ${this.chain?.reason ?? ""}`,
+      done: this.chain?.ok
+        ? `✓ The hash chain is whole: ${this.chain.verified} events (swarm/event/v${this.chain.scheme}) recomputed in this browser, head ${short(this.chain.head)}`
+        : `✗ The hash chain breaks: ${this.chain?.reason ?? ""}`,
     }[this.chainStatus];
     replace(
       this.checksBox,
@@ -501,19 +515,19 @@ export class ReplayScreen {
       delete this.stepCheck.dataset.check;
       return;
     }
-    const row = this.exported.events.find((e) => e.version === a.version);
+    const row = this.exported.events.find((e) => Number(plain(e.version)) === a.version);
+    const link = this.chain?.byVersion.get(a.version);
     let reason = null;
     if (!row) reason = `the export has no event v${a.version}`;
-    else if (row.type !== shown.type || !same(row.data, shown.data)) reason = `the answer's ${shown.type} is not the export's event v${a.version}`;
+    else if (row.type !== shown.type || !same(plain(row.data), shown.data)) reason = `the answer's ${shown.type} is not the export's event v${a.version}`;
     else if (row.hash !== shown.hash) reason = `the answer's hash ${short(shown.hash)} is not the chain's ${short(row.hash)}`;
-    else if (this.chain && !this.chain.byVersion.get(a.version)?.ok) reason = this.chain.byVersion.get(a.version)?.reason || "the chain breaks here";
-    const recomputed = this.chain ? "recomputed in this browser" : "the export's (the chain not recomputed)";
+    else if (!link?.ok) reason = link?.reason || "the chain breaks here";
     this.stepCheck.dataset.check = reason ? "failed" : "ok";
     replace(
       this.stepCheck,
       reason
         ? h("span", { class: "bad" }, `✗ v${a.version}: ${reason}`)
-        : h("span", { class: "ok" }, `🔗 v${a.version} ${short(shown.hash)} ✓ matches the chain ${recomputed}`)
+        : h("span", { class: "ok" }, `🔗 v${a.version} ${short(shown.hash)} ✓ the chain's link, recomputed in this browser`)
     );
   }
 }

@@ -111,7 +111,7 @@ def test_turns_play_and_pause(page: Any, rigged_url: str, game: tuple[dict[str, 
 
 
 CHAIN_SETTLED = (
-    "() => ['ok', 'failed', 'no-check', 'unavailable']"
+    "() => ['ok', 'failed', 'unavailable']"
     ".includes(document.querySelector('.chain')?.dataset.chain)"
 )
 
@@ -134,10 +134,34 @@ def test_the_deal_checks_out_and_every_step_is_the_chains(
     page.wait_for_function(CHAIN_SETTLED)
     for version in range(1, steps["latest"] + 1, 7):
         assert _check_at(page, version) == "ok", version
-    chain = page.locator(".chain").get_attribute("data-chain")
-    if chain == "no-check":
-        pytest.xfail("fairness.js exports no verifyChain yet: steps held to the export only")
-    assert chain == "ok", page.locator(".chain").inner_text()
+    assert page.locator(".chain").get_attribute("data-chain") == "ok"
+    assert "recomputed in this browser" in page.locator(".chain").inner_text()
+
+
+def test_a_tampered_export_breaks_the_chain_from_that_step_on(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """The export rewritten on its way in (one landing moved to another stem): the chain, as
+    fairness.js recomputes it, breaks there; steps before it still check out."""
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    landing = next(s["version"] for s in steps["steps"] if s["kind"] == "landing")
+
+    def tamper(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        row = body["events"][landing - 1]
+        row["data"]["stem"] = row["data"]["stem"] % 4 + 1
+        route.fulfill(response=response, body=json.dumps(body))
+
+    page.route(f"**/games/{gid}/export", tamper)
+    open_replay(page, rigged_url, person, gid)
+    page.wait_for_function(CHAIN_SETTLED)
+    assert page.locator(".chain").get_attribute("data-chain") == "failed"
+    assert f"v{landing}" in page.locator(".chain").inner_text()
+    assert _check_at(page, landing - 1) == "ok"
+    assert _check_at(page, landing) == "failed"
+    assert _check_at(page, landing + 1) == "failed"
 
 
 @pytest.mark.parametrize("what", ["data", "hash"])
