@@ -126,7 +126,12 @@ export class GameScreen {
     try {
       while (this.queue.length) {
         const event = this.queue.shift();
-        if (MOVING.has(event.type)) this.flying = true;
+        if (MOVING.has(event.type) && !this.flying) {
+          // The bees fly: the forecast and the hand wait until they have landed.
+          this.flying = true;
+          this.drawStems();
+          this.drawHand();
+        }
         await this.animate(event);
         this.shownVersion = event.version;
       }
@@ -287,6 +292,7 @@ export class GameScreen {
     this.notices = [];
     this.tapping = bee;
     this.drawHand();
+    this.drawScores();
     this.act("tap", () => api.move(this.gameId, { type: "tap", bee }));
   }
 
@@ -296,6 +302,10 @@ export class GameScreen {
     if (bee === null || bee === undefined) return;
     this.confirming = bee;
     this.drawHand();
+    this.drawScores();
+    // The bees are about to fly: bring the stems into view if the middle was scrolled away.
+    const middle = this.root.querySelector(".middle");
+    if (middle && this.stems.getBoundingClientRect().top < middle.getBoundingClientRect().top) middle.scrollTop = 0;
     this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }));
   }
 
@@ -543,16 +553,23 @@ export class GameScreen {
             {
               class: ["seat", s.seat === v.you && "me", s.status === "left" && "left", winners.includes(s.seat) && "winner"],
               dataset: { seat: s.seat },
-              "aria-label": `${s.seat === v.you ? "You" : s.name}${s.kind === "bee" ? " (bee player)" : ""}: ${stingWord(this.model.stings[s.seat] ?? s.stings)}, ${status[s.status]}${winners.includes(s.seat) ? ", winner" : ""}`,
+              "aria-label": `${s.seat === v.you ? "You" : s.name}${s.kind === "bee" ? " (bee player)" : ""}: ${stingWord(this.model.stings[s.seat] ?? s.stings)}, ${status[this.statusOf(s)]}${winners.includes(s.seat) ? ", winner" : ""}`,
             },
             h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.seat === v.you ? `You` : s.name),
-            h("span", { class: "mark", "aria-hidden": "true" }, s.status === "confirmed" ? "✓" : ""),
+            h("span", { class: "mark", "aria-hidden": "true" }, this.statusOf(s) === "confirmed" ? "✓" : ""),
             h("span", { class: "count" }, h("b", {}, String(this.model.stings[s.seat] ?? s.stings)), " ▼"),
-            h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : v.phase === "ended" ? "" : status[s.status])
+            h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : v.phase === "ended" ? "" : status[this.statusOf(s)])
           )
         )
       )
     );
+  }
+
+  // A seat's status as drawn: this person's own confirm shows before the service's answer.
+  statusOf(seat) {
+    if (seat.seat === this.shown.you && this.confirming !== null && this.confirming !== undefined && seat.status === "tapped") return "confirmed";
+    if (seat.seat === this.shown.you && this.tapping !== null && this.tapping !== undefined && seat.status === "picking") return "tapped";
+    return seat.status;
   }
 
   focusTake() {

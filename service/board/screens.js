@@ -307,7 +307,8 @@ export function lobbyScreen(app, container) {
     stake.disabled = !kindBuy.checked;
   };
   const kindFree = h("input", { type: "radio", name: "kind", value: "free", checked: true, onchange: kindChanged });
-  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged });
+  // A buy-in table needs an account (seed §9): a guest is not offered one it would be refused.
+  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged, disabled: !me.registered });
   const turn = h("input", { type: "number", name: "turn_seconds", min: 1, max: 600, value: 20 });
   const choice = h("input", { type: "number", name: "choice_seconds", min: 1, max: 600, value: 10 });
   const open = async (e) => {
@@ -352,7 +353,7 @@ export function lobbyScreen(app, container) {
             h("legend", {}, "Table"),
             h("label", { class: "check" }, kindFree, " Free"),
             h("div", { class: "row" }, h("label", { class: "check" }, kindBuy, " Buy-in 💰"), stake),
-            me.registered ? null : h("small", {}, "A buy-in table needs an account.")
+            me.registered ? null : h("small", {}, "A buy-in table needs an account: ", h("a", { href: "#/account" }, "register"), " (you keep your guest name).")
           ),
           field("Seconds a turn", turn),
           field("Seconds to choose a stem", choice)
