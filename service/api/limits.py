@@ -48,6 +48,8 @@ NOT_RATE_LIMITED = [
     r"/tables/[^/]+/stream$",
     "/docs",
 ]
+
+
 class RateLimitHeaders(RateLimitMiddleware):
     """Litestar's rate limit, with `RateLimit-Reset` never negative: Litestar computes it when
     the answer is sent from the window read when the request came, so an answer that took
