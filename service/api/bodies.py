@@ -46,7 +46,9 @@ LevelIn = Annotated[
         description=(
             "How the bee players choose their bees: `heuristic` (the default) scores each bee"
             " by the stings it risks this turn; `strong` plays the next few turns out on random"
-            " deals of the hands it cannot see and keeps the bee that takes the fewest stings."
+            " deals of the hands it cannot see and keeps the bee that takes the fewest stings;"
+            " `expert` plays every deal out to the end of the game, the other players sometimes"
+            " taking risks, and thinks about a tenth of a second a bee."
             " Each bee seat's level is shown in the table and game views and in the lobby."
         )
     ),

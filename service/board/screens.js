@@ -34,7 +34,8 @@ export function setupScreen(app, container) {
     { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
     [
       ["heuristic", "Heuristic", "weighs the stings each bee risks this turn"],
-      ["strong", "Strong", "plays the rest of the game out on many possible deals"],
+      ["strong", "Strong", "plays the next few turns out on many possible deals"],
+      ["expert", "Expert", "plays every possible deal out to the end, expecting surprises"],
     ].map(([value, label, what]) =>
       h(
         "label",

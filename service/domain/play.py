@@ -35,8 +35,9 @@ def play(
 
 
 def has_strong_bees(state: GameState) -> bool:
-    """Whether a seat decides from seeds, so the server seed must be at hand to play on."""
-    return any(s.is_bee and s.info.level == "strong" for s in state.seats)
+    """Whether a seat decides from seeds (a strong or an expert bee: each thinks for tens of
+    milliseconds a decision), so the server seed must be at hand to play on."""
+    return any(s.is_bee and s.info.level in ("strong", "expert") for s in state.seats)
 
 
 def seat_of(state: GameState, player_id: str) -> int | None:

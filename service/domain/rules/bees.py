@@ -13,7 +13,9 @@ The heuristic scores each bee in hand by the stings it risks this turn:
 It then plays the cheapest, preferring a tight fit (a small gap) on ties.
 
 Levels (`BeeLevel`, recorded in each bee seat's `SeatInfo.level`): "heuristic" is the policy
-above; "strong" is determinized Monte Carlo (`strong.py`), which needs a seed a decision. The
+above; "strong" is determinized Monte Carlo a few turns deep (`strong.py`) and "expert" the same
+to the end of the game with a stochastic model of the other players (`expert.py`); both need a
+seed a decision. The
 seed comes from `bee_decision_seed`, an HMAC of the server seed that only the service holds:
 the policy gets the derived bytes, from which the deal cannot be computed, and an auditor with
 the revealed server seed re-derives them and re-runs the decision. A bee's too-low bee takes
@@ -34,10 +36,11 @@ from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
 from service.domain.rules.commands import ConfirmPick
 from service.domain.rules.engine import GameState, Stems, cheapest_stem, landing_stem
 from service.domain.rules.events import BeeLevel
+from service.domain.rules.expert import choose_bee_expert
 from service.domain.rules.strong import choose_bee_strong
 
 BEE_NAMES = ("Buzz", "Bumble", "Honey", "Clover", "Pollen", "Nectar", "Waggle")
-BEE_LEVELS: tuple[BeeLevel, ...] = ("heuristic", "strong")
+BEE_LEVELS: tuple[BeeLevel, ...] = ("heuristic", "strong", "expert")
 # The heuristic stays the default: it is what every table had before levels, it decides in
 # about 0.05 ms where the strong bee spends tens of milliseconds of the server's CPU, and a
 # player who wants a harder game asks for it.
@@ -147,11 +150,13 @@ def decision_seeds(server_seed: bytes, game_id: str) -> SeedFor:
 
 
 def choose(view: BeeView, level: BeeLevel, seed: bytes | None = None) -> int:
-    """The bee a bee player of `level` picks; "strong" needs the decision's `seed`."""
+    """The bee a bee player of `level` picks; "strong" and "expert" need the decision's `seed`."""
     if level == "heuristic":
         return choose_bee(view)
     if seed is None:
-        raise ValueError("a strong bee decides from a seed: pass the decision's seed")
+        raise ValueError(f"a {level} bee decides from a seed: pass the decision's seed")
+    if level == "expert":
+        return choose_bee_expert(view, seed)
     return choose_bee_strong(view, seed)
 
 

@@ -46,3 +46,37 @@ def fly(
         scores[seat] += sums[target]
         stems[target] = [bee]
         sums[target] = STINGS[bee]
+
+
+def fly_tops(
+    tops: list[int],
+    lens: list[int],
+    sums: list[int],
+    scores: list[int],
+    picks: list[tuple[int, int]],
+) -> None:
+    """`fly` on stems kept as their top bee, their length and their stings (all a flight needs):
+    no list to copy or grow, which is what makes the expert bee's playouts to the end of a game
+    affordable. Sorts `picks` in place."""
+    picks.sort()
+    for bee, seat in picks:
+        target = -1
+        top = 0
+        for index in range(len(tops)):
+            t = tops[index]
+            if top < t < bee:
+                target, top = index, t
+        if target < 0:
+            target = 0
+            for index in range(1, len(tops)):
+                if (sums[index], lens[index]) < (sums[target], lens[target]):
+                    target = index
+        elif lens[target] < STEM_CAPACITY:
+            tops[target] = bee
+            lens[target] += 1
+            sums[target] += STINGS[bee]
+            continue
+        scores[seat] += sums[target]
+        tops[target] = bee
+        lens[target] = 1
+        sums[target] = STINGS[bee]
