@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
+.PHONY: run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,30 @@ test: $(VENV)/.installed
 	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
 	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
 	$(PY) -m pytest -q
+
+# The same suite in tiers, by folder (tests/unit/test_tiers.py checks that every test folder is
+# in exactly one): unit (the pure domain and everything else that needs no server: seconds, no
+# database: SWARM_TESTS_WITHOUT_DATABASE makes a test that asks for one fail), integration (the
+# store and use cases on a real PostgreSQL), e2e (the app over HTTP, in process or as real
+# processes, the contract, faults, the online bench's smoke), browser (the board in Chromium).
+UNIT_TESTS := tests/unit
+INTEGRATION_TESTS := tests/integration
+E2E_TESTS := tests/e2e tests/contract tests/ops tests/faults tests/bench
+BROWSER_TESTS := tests/browser
+
+test-unit: $(VENV)/.installed
+	SWARM_TESTS_WITHOUT_DATABASE=1 $(PY) -m pytest -q $(UNIT_TESTS)
+
+test-integration: $(VENV)/.installed
+	$(PY) -m pytest -q $(INTEGRATION_TESTS)
+
+test-e2e: $(VENV)/.installed
+	$(PY) -m pytest -q $(E2E_TESTS)
+
+test-browser: $(VENV)/.installed
+	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
+	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
+	$(PY) -m pytest -q $(BROWSER_TESTS)
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .

@@ -22,6 +22,7 @@ from service.usecases.context import (
 )
 from service.usecases.deals import Deals
 from service.usecases.exports import Exports
+from service.usecases.history import History
 from service.usecases.identity import Identity
 from service.usecases.money import Money
 from service.usecases.my_games import MyTables
@@ -47,6 +48,7 @@ class Swarm:
     money: Money
     streams: Streams
     exports: Exports
+    history: History
     watching: Watching
     my_games: MyTables
 
@@ -91,6 +93,7 @@ def bootstrap(
         money=money,
         streams=Streams(ctx, repository, watching),
         exports=Exports(ctx, repository),
+        history=History(ctx, repository),
         watching=watching,
         my_games=MyTables(ctx, repository),
     )

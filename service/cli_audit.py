@@ -1,7 +1,8 @@
 """`python -m service audit FILE|URL`: read an export, audit it, print the report.
 
 The audit itself is pure (`service.domain.audit`); this entry point does the I/O around it:
-reading a file or fetching a URL, and printing. Exit status: 0 when every step passed, 1 when
+reading a file or fetching a URL, and printing. With `--replay`, the game is first told
+turn by turn (`service.domain.audit.narrative`). Exit status: 0 when every step passed, 1 when
 one failed (the export disagrees with itself or with what you recorded), 2 when the input could
 not be read or an expected value is malformed.
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from service.domain.audit import Expectations, audit_document, parse_hash, parse_head
+from service.domain.audit.narrative import narrate
 
 
 class UnreadableExport(Exception):
@@ -23,6 +25,12 @@ class UnreadableExport(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", help="a swarm-game-export/1 JSON file, or its http(s) URL")
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="first tell the game turn by turn: who picked what, where each bee flew, who "
+        "took what, the stings after each turn",
+    )
     parser.add_argument("--token", help="bearer token for a URL")
     parser.add_argument(
         "--expect-commitment", metavar="HASH", help="the commitment you saw before the deal"
@@ -97,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"audit: {error}", file=sys.stderr)
         return 2
     report = audit_document(document, expect)
+    if getattr(args, "replay", False):
+        print(narrate(document))
     print(report.render())
     return 0 if report.ok else 1
 

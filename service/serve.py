@@ -4,8 +4,10 @@ needs, one or several worker processes, JSON logs and a clean shutdown.
 Why uvicorn: it is what the tests and benchmarks already run, it has a supervisor for several
 workers on one socket, and its httptools protocol is small enough to add the two limits it
 lacks: a cap on the size of the request line and headers (431) and a deadline to receive them
-(408, connection closed). The other slow-client limits are in the app's edge layer
-(service/api/edge.py): the body deadline and body-first admission to the in-flight limit.
+(408, connection closed), and a staged close, so a refusal sent before the request was read
+whole (431, 413) reaches a client that writes its whole request before it reads. The other
+slow-client limits are in the app's edge layer (service/api/edge.py): the body deadline, 413 at
+once for a declared body over the limit, and body-first admission.
 """
 
 from __future__ import annotations
@@ -33,13 +35,46 @@ def _refusal(status: bytes, detail: bytes) -> bytes:
     )
 
 
+# A staged close (below) lasts until the client closes its side, at most LINGER_MAX seconds,
+# and ends sooner once the client has sent nothing for LINGER_IDLE seconds.
+LINGER_IDLE = 1.0
+LINGER_MAX = 5.0
+
+
+class _StagedClose:
+    """The connection's transport as uvicorn sees it, with `close()` staged by the protocol
+    (`GuardedHttpToolsProtocol._close`); everything else is the transport's own."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: GuardedHttpToolsProtocol) -> None:
+        self._transport = transport
+        self._protocol = protocol
+
+    def close(self) -> None:
+        self._protocol._close()
+
+    def is_closing(self) -> bool:
+        return self._protocol._lingering or self._transport.is_closing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a limit on header bytes and a header deadline.
+    """uvicorn's httptools protocol with a limit on header bytes, a header deadline and a
+    staged close.
 
     The deadline runs from the connection (or the end of the previous response) to the end of
     the headers, so a client that trickles its headers, or sends none, is cut off; it does not
     run while a response (a long stream, say) is being sent. uvicorn builds protocols itself,
     so the limits ride on its config (which worker processes receive pickled).
+
+    **Staged close**: closing a socket whose request is still arriving makes the kernel reset
+    the connection, and a client that writes its whole request before reading (most do) then
+    gets the reset instead of the answer (a 431, a 413). So when the server closes in the
+    middle of a request, it sends the answer, then its FIN (`write_eof`), and reads and
+    discards what the client still sends until the client closes, goes quiet for
+    `LINGER_IDLE` seconds, or `LINGER_MAX` seconds have passed (nginx's `lingering_close`).
+    A close between requests (keep-alive timeout, shutdown) is immediate.
     """
 
     def __init__(self, config: uvicorn.Config, *args: Any, **kwargs: Any) -> None:
@@ -53,14 +88,59 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._in_headers = True
         self._header_deadline: asyncio.TimerHandle | None = None
+        self._mid_message = False  # bytes of a request received, its end not yet
+        self._lingering = False
+        self._lost = False
+        self._linger_timer: asyncio.TimerHandle | None = None
+        self._linger_last = self._linger_end = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._real_transport = transport
+        self.transport = _StagedClose(transport, self)  # type: ignore[assignment]
         self._await_headers()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = True
         self._cancel_deadline()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
         super().connection_lost(exc)
+
+    def _close(self) -> None:
+        real = self._real_transport
+        if self._lingering:
+            return
+        if self._lost or not self._mid_message or real.is_closing() or not real.can_write_eof():
+            real.close()
+            return
+        self._lingering = True
+        self._cancel_deadline()
+        real.write_eof()  # the answer, then FIN, once the write buffer has drained
+        self.flow.resume_reading()
+        self._linger_last = self.loop.time()
+        self._linger_end = self._linger_last + LINGER_MAX
+        self._linger_timer = self.loop.call_later(LINGER_IDLE, self._linger_check)
+
+    def _linger_check(self) -> None:
+        now = self.loop.time()
+        if now >= self._linger_end or now - self._linger_last >= LINGER_IDLE:
+            self._linger_timer = None
+            self._real_transport.close()
+            return
+        wake = min(self._linger_end, self._linger_last + LINGER_IDLE)
+        self._linger_timer = self.loop.call_at(wake, self._linger_check)
+
+    def on_message_begin(self) -> None:
+        self._mid_message = True
+        super().on_message_begin()
+
+    def on_message_complete(self) -> None:
+        self._mid_message = False
+        super().on_message_complete()
+        if self.cycle.response_complete and not self.transport.is_closing():
+            # Answered before its body was read whole: the headers' limits start again now.
+            self._await_headers()
 
     def _await_headers(self) -> None:
         self._cancel_deadline()
@@ -80,6 +160,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            self._linger_last = self.loop.time()
+            return  # the rest of a request already answered: read and dropped
         if self._in_headers:
             room = self.max_header_bytes - self._header_bytes
             if len(data) > room:
@@ -109,7 +192,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if not self.transport.is_closing() and not self._mid_message:
             self._await_headers()
 
 

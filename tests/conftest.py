@@ -26,6 +26,11 @@ os.environ.setdefault("SWARM_ACCOUNTS_PER_HOUR", "0")
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     """URL of a migrated, throw-away database for this test session."""
+    if os.environ.get("SWARM_TESTS_WITHOUT_DATABASE"):
+        pytest.fail(
+            "this tier runs without a database (make test-unit): a test that needs PostgreSQL"
+            " belongs in tests/integration or tests/e2e"
+        )
     with provide_test_database_url() as url:
         migrate(url)
         yield url

@@ -19,7 +19,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from service.api.bodies import Name
+from service.api.bodies import TEXT_PATTERN, Name
 from service.api.dependencies import AUTH, Caller, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
@@ -42,11 +42,14 @@ Password = Annotated[
     msgspec.Meta(
         min_length=PASSWORD_MIN,
         max_length=PASSWORD_MAX,
-        description=f"{PASSWORD_MIN} to {PASSWORD_MAX} characters",
+        pattern=TEXT_PATTERN,
+        description=f"{PASSWORD_MIN} to {PASSWORD_MAX} characters (any but NUL)",
     ),
 ]
 # Logging in checks a password against what was stored; only the upper bound is enforced.
-AnyPassword = Annotated[str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX)]
+AnyPassword = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX, pattern=TEXT_PATTERN)
+]
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):

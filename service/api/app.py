@@ -31,11 +31,12 @@ from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from service import __version__, metrics
 from service.api import limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
-from service.api.board import board_router
+from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
 from service.api.game_routes import GameController
+from service.api.history_routes import HistoryController
 from service.api.operations import Metrics, expected_migrations, health_live, health_ready
 from service.api.routes import GuestController, health
 from service.api.table_routes import TableController
@@ -182,11 +183,13 @@ def create_app(
         GuestController,
         TableController,
         GameController,
+        HistoryController,
         *ACCOUNT_CONTROLLERS,
         health,
         health_live,
         health_ready,
         docs_static_router(),
+        levels_module,
         board_router(),
     ]
     if config.metrics:
@@ -298,7 +301,8 @@ def openapi_config() -> OpenAPIConfig:
             "**Errors** are RFC 9457 problem details (`application/problem+json`) with a "
             "`code` from one catalogue (docs/errors.md; the enum of `Problem.code`).\n\n"
             "**Input** is decoded strictly: bodies are `application/json` (else 415), "
-            'integers are JSON integers (`17`, never `"17"` or `17.0`), unknown fields '
+            "integers are JSON numbers without a fraction (`17` or `17.0`, as JSON Schema's "
+            '`integer` says; never `"17"`), unknown fields '
             "and query parameters are refused (400). Every string is text: a NUL character or "
             "a lone surrogate (a `\\ud800`-`\\udfff` escape that is not half of a pair) "
             "anywhere in a body or a query string, or JSON nested deeper than 32 levels, is "

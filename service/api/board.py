@@ -4,21 +4,54 @@ The board is plain HTML, CSS and ES modules in `service/board/`, with no build s
 a client like any other: it talks to the service only through the documented operations, over
 the same origin, so serving it here gives it no private door. Files are sent with
 `no-cache` (revalidated on every load), so a new release is picked up without a hard reload.
+One module is not a file: `/levels.js`, the bee levels the setup screen offers, rendered from
+the levels' registry (`service/domain/rules/levels.py`) so the board never lists them by hand.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+from litestar import get
 from litestar.datastructures import CacheControlHeader
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
+from service.domain.rules.levels import DEFAULT_LEVEL, LEVELS
+
 BOARD_DIRECTORY = Path(__file__).parents[1] / "board"
+
+LEVELS_MODULE = (
+    "// The bee players' levels, from service/domain/rules/levels.py (rendered by the server).\n"
+    f"export const DEFAULT_LEVEL = {json.dumps(DEFAULT_LEVEL)};\n"
+    "export const LEVELS = "
+    + json.dumps(
+        [
+            {"name": lv.name, "label": lv.label, "description": lv.description}
+            for lv in LEVELS.values()
+        ],
+        ensure_ascii=False,
+    )
+    + ";\n"
+)
+
+
+@get(
+    "/levels.js",
+    include_in_schema=False,
+    media_type="text/javascript",
+    cache_control=CacheControlHeader(no_cache=True),
+    sync_to_thread=False,
+)
+def levels_module() -> str:
+    """The bee levels, as an ES module the setup screen imports."""
+    return LEVELS_MODULE
 
 
 def board_router() -> Router:
-    """`/` serves `index.html`; `/board.js` and the rest are the files beside it."""
+    """`/` serves `index.html`; `/board.js` and the rest are the files beside it (`levels_module`
+    is registered beside this router: a route inside it would be shadowed by the files)."""
     return create_static_files_router(
         path="/",
         directories=[BOARD_DIRECTORY],

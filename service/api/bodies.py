@@ -3,30 +3,39 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 from typing import Annotated
 
 import msgspec
 
-from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.names import NAME_MAX, name_pattern
 from service.domain.rules.events import BeeLevel
+from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
 from service.usecases.streams import VisibleEvent
 from service.usecases.tables import LobbyEntry
 
 # Patterns are searched (re.search), and Python's `$` also matches before a final newline:
 # every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
-# The rest of the name rules (service/domain/names.py) answer 422 `invalid-name`.
+# A name's pattern is the whole name rule (service/domain/names.py), which refuses what it does
+# not match with 422 `invalid-name`; the document shows it once, as the `Name` schema.
 Name = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
-        max_length=40,  # and 40 again once NFKC-normalised (which can lengthen a name)
-        pattern=r"^[^\x00-\x1f\x7f-\x9f]+$(?!\n)",
-        description="1 to 40 characters, and once NFKC-normalised; at least one visible; "
-        "no control, format (zero-width, bidi), surrogate, private-use, unassigned or invisible "
-        "characters (by Unicode category; refused with 422 `invalid-name`)",
+        max_length=NAME_MAX,
+        extra_json_schema={"pattern": name_pattern()},
+        description="1 to 40 characters: words of visible characters (letters, digits, "
+        "punctuation, symbols) with at most 3 combining marks on each, and spaces; shown "
+        "NFKC-normalised with runs of spaces made one. No control, format (zero-width, bidi), "
+        "private-use, unassigned or invisible character, by Unicode category (the pattern "
+        f"lists what is allowed; Unicode {unicodedata.unidata_version}). Refused with 422 "
+        "`invalid-name`",
     ),
 ]
+# Every string the API reads is text: no NUL and no lone surrogate (refused before decoding,
+# service/api/limits.py).
+TEXT_PATTERN = "^[^\\u0000\\ud800-\\udfff]*$"
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
 
 
@@ -43,12 +52,8 @@ class GuestOut(msgspec.Struct):
 LevelIn = Annotated[
     BeeLevel,
     msgspec.Meta(
-        description=(
-            "How the bee players choose their bees: `heuristic` (the default) scores each bee"
-            " by the stings it risks this turn; `strong` plays the next few turns out on random"
-            " deals of the hands it cannot see and keeps the bee that takes the fewest stings;"
-            " `expert` plays every deal out to the end of the game, the other players sometimes"
-            " taking risks, and thinks about a tenth of a second a bee."
+        description=(  # from the levels' registry (service/domain/rules/levels.py)
+            f"How the bee players choose their bees: {levels_described()}."
             " Each bee seat's level is shown in the table and game views and in the lobby."
         )
     ),

@@ -53,13 +53,37 @@ def _is_json(media_type: str) -> bool:
     )
 
 
+def _whole_numbers_as_integers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers_as_integers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers_as_integers(v) for v in value]
+    return value
+
+
+def decode_strictly(decoder: msgspec.json.Decoder[Any], body: bytes) -> Any:
+    """`body` decoded as the document says: no coercion of strings or booleans, and an integer
+    is any JSON number without a fraction (`17`, `17.0` or `1.7e1`: JSON Schema's `integer`,
+    which the document cannot tell apart). Strict first (the common case, one pass); a body it
+    refuses is tried once more with whole floats made integers."""
+    try:
+        return decoder.decode(body)
+    except msgspec.ValidationError:
+        if not any(c in body for c in b".eE"):
+            raise
+        loose = _whole_numbers_as_integers(msgspec.json.decode(body))
+        return msgspec.convert(loose, decoder.type, strict=True)
+
+
 async def strict_body(request: Request[Any, Any, Any]) -> None:
-    """Decode the body strictly before Litestar does: Litestar converts bodies with msgspec's
-    lax rules (`"21"` and `21.0` become the integer 21), which would accept what the document
-    refuses. Ours runs first (a `before_request` hook on every controller), so a body gets
-    through only if it is exactly what the schema says; Litestar then decodes the same bytes.
-    A body that is not `application/json` is a 415; an optional body may be absent. A query
-    parameter the operation does not take is refused too, as unknown body fields are."""
+    """Decode the body strictly before Litestar does: Litestar converts bodies with msgspec's lax
+    rules (`"21"` becomes the integer 21), which would accept what the document refuses. Ours runs
+    first (a `before_request` hook on every controller), so a body gets through only if it is
+    exactly what the schema says; Litestar then decodes the same bytes. A body that is not
+    `application/json` is a 415; an optional body may be absent. A query parameter the operation
+    does not take is refused too, as unknown body fields are."""
     unknown = sorted(set(request.query_params) - _query_names(request))
     if unknown:
         raise problem(
@@ -83,7 +107,7 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
             f"Send the body as `Content-Type: application/json` (got {media_type or 'none'!r}).",
         )
     try:
-        decoder.decode(body)
+        decode_strictly(decoder, body)
     except msgspec.ValidationError as exc:
         raise problem(
             400,

@@ -6,10 +6,12 @@ In order, for every HTTP request:
    every log line of the request and echoed on every response (404s for unknown paths too).
 2. **One access log line** (JSON, through structlog) when the response ends: method, path,
    operation, status, duration, request id. Never headers, query values or bodies.
-3. **The body first**: a request with a body is read whole (up to the body limit) before it
-   counts as work in flight; a body that does not arrive within `body_timeout` gets 408 and
-   the connection closed. So half-open requests (headers sent, body never) hold a socket, not
-   a slot: they cannot make real players' moves wait or fail (issue 13).
+3. **The body first**: a body declared larger than the limit is refused at once (413, and the
+   connection closed in stages, service/serve.py), unread; any other request with a body is
+   read whole (up to the body limit) before it counts as work in flight; a body that does not
+   arrive within `body_timeout` gets 408 and the connection closed. So half-open requests
+   (headers sent, body never) hold a socket, not a slot: they cannot make real players' moves
+   wait or fail (issue 13).
 4. **Work in flight**: at most `max_in_flight` requests and `max_streams` streams at once;
    more are refused at once with 503 `overloaded`.
 5. **Draining**: on shutdown (`begin_shutdown()`, called on SIGTERM/SIGINT) every open stream
@@ -60,6 +62,12 @@ _OVERLOADED = _problem(
     503, "overloaded", "The service is busy", "Too much work in flight; try again shortly."
 )
 _INTERNAL = _problem(500, "internal-error", "Internal server error", "This is a bug.")
+_TOO_LARGE = _problem(
+    413,
+    "body-too-large",
+    "Request body too large",
+    "The body is larger than the limit; no valid request comes near it.",
+)
 _BODY_TIMEOUT = _problem(
     408, "request-timeout", "Request body too slow", "The request body did not arrive in time."
 )
@@ -150,10 +158,12 @@ class Edge:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 response_started = True
-                message["headers"] = [
-                    *message.get("headers", []),
-                    (b"x-request-id", request_id.encode("latin-1")),
-                ]
+                extra = [(b"x-request-id", request_id.encode("latin-1"))]
+                if status == 413:
+                    # The rest of the body is not read: the server closes in stages after
+                    # the answer (service/serve.py), so the client still reads it.
+                    extra.append((b"connection", b"close"))
+                message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
         try:
@@ -187,6 +197,9 @@ class Edge:
     async def _admit(
         self, scope: Any, headers: dict[bytes, bytes], receive: Receive, send: Send
     ) -> None:
+        if _declared_length(headers) > self.max_body_bytes:
+            await _respond(send, 413, _TOO_LARGE, close=True)  # at once: nothing is read
+            return
         if b"content-length" in headers or b"transfer-encoding" in headers:
             try:
                 received = await self._read_body(receive)
@@ -283,6 +296,15 @@ class Edge:
             return {"type": "http.disconnect"}
 
         await self.app(scope, guarded_receive, guarded_send)
+
+
+def _declared_length(headers: dict[bytes, bytes]) -> int:
+    """The body's declared `Content-Length` (0 when there is none; the HTTP parser has already
+    refused a malformed one)."""
+    try:
+        return int(headers.get(b"content-length", b"0"))
+    except ValueError:
+        return 0
 
 
 def _replay(messages: list[Any], receive: Receive) -> Receive:

@@ -14,11 +14,13 @@ from typing import Any
 
 import msgspec
 
+from service.domain.history import moment, states, steps_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
 from service.store.events import RecordedEvent
+from service.usecases.history import GameStateAt, GameSteps, turns_of
 from service.usecases.streams import visible_events
 
 GAME_ID = "0b7d6c3e-5f1a-4c2b-9e8d-7a6b5c4d3e2f"
@@ -145,6 +147,58 @@ def _game() -> tuple[Any, Any, list[Any]]:
     return mid_view, final_view, visible_events(recorded, 1, game_over=False)
 
 
+@functools.cache
+def _history() -> tuple[Any, Any]:
+    """The same game, finished, replayed: (getGameState at its first sixth bee, seen by
+    seat 1; listGameSteps of it)."""
+    rng = random.Random(11)
+    seats = [SeatInfo(seat=1, name="Ada", kind="person", player_id=PLAYER_ID)] + [
+        SeatInfo(seat=n, name=name, kind="bee")
+        for n, name in zip(range(2, 5), ("Buzz", "Bumble", "Honey"), strict=True)
+    ]
+    _, log = play_game(
+        seats, [random_policy(rng)] * 4, rng, lambda state, seat: cheapest_stem(state.stems)
+    )
+    log = [_with_ids(event) for event in log]
+    after = states(log)
+    recorded = [
+        RecordedEvent(
+            position=n,
+            stream=f"game-{GAME_ID}",
+            version=n,
+            type=msgspec.inspect.type_info(type(event)).tag,  # type: ignore[attr-defined]
+            data=msgspec.json.encode(event),
+            metadata={},
+            recorded_at=AT + timedelta(seconds=n),
+            hash=bytes([n % 256]) * 32,
+        )
+        for n, event in enumerate(log, start=1)
+    ]
+    listed = steps_of(log, after, 1, True)
+    v = next(s.version for s in listed if s.kind == "sixth_bee")
+    shown = moment(after[v - 2], after[v - 1], log[v - 1], 1, True)
+    state = GameStateAt(
+        game_id=GAME_ID,
+        version=v,
+        latest=len(log),
+        over=True,
+        event=visible_events([recorded[v - 1]], 1, game_over=True)[0],
+        step=shown.step,
+        changes=shown.changes,
+        view=shown.view,
+        seats=shown.seats,
+        in_flight=shown.in_flight,
+    )
+    turn = next(
+        t for t in turns_of(listed) if any(listed[f - 1].kind == "sixth_bee" for f in t.flights)
+    )
+    window = [s for s in listed if turn.start <= s.version <= turn.last]
+    steps = GameSteps(
+        game_id=GAME_ID, latest=len(log), over=True, steps=tuple(window), turns=(turn,)
+    )
+    return _json(state), _json(steps)
+
+
 def _with_ids(event: Any) -> Any:
     fields = {f: v for f, v in (("game_id", GAME_ID), ("table_id", TABLE_ID)) if hasattr(event, f)}
     return msgspec.structs.replace(event, **fields) if fields else event
@@ -181,6 +235,8 @@ def responses() -> dict[str, Any]:
         "createTable": table,
         "getTable": table,
         "getGame": _json(mid),
+        "getGameState": _history()[0],
+        "listGameSteps": _history()[1],
         "submitMove": _json(final),
         "listGameEvents": {"events": _json(log), "game_version": len(log)},
         "createGameStreamTicket": {

@@ -80,8 +80,8 @@ class GameController(Controller):
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
         Bee players react at once. Resending a move with its `move_id` returns the same result
         and writes nothing; a different move with a `move_id` already used in this game is
-        refused with 409 `move-id-reused`. Integers must be JSON integers (`17`, not `"17"`
-        or `17.0`)."""
+        refused with 409 `move-id-reused`. Integers are JSON numbers without a fraction (`17`
+        or `17.0`, never `"17"`); a stem other than 1 to 4 is 422 `stem-out-of-range`."""
         return await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
 
     @get(

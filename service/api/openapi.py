@@ -42,6 +42,7 @@ from litestar.openapi.plugins import (
 from service.api import examples
 from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.problems import CATALOGUE, Problem
+from service.domain.names import name_pattern
 from service.usecases.streams import TableLogEntry, VisibleEvent
 
 REF = "#/components/schemas/{name}"
@@ -92,6 +93,8 @@ SUMMARIES = {
     "createGameStreamTicket": "A ticket to follow the game from a browser",
     "streamGameEvents": "Follow the game live (Server-Sent Events)",
     "exportGame": "The whole game, for an offline audit",
+    "getGameState": "The game right after one version (replay)",
+    "listGameSteps": "Every step of a game, and where each turn is",
     "verifyGame": "The server's verification of a game",
     "health": "Liveness and database readiness",
     "healthLive": "Is the process up (liveness probe)",
@@ -325,6 +328,157 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
                     string.setdefault("format", "uuid")
 
 
+def _name_schema(components: dict[str, Any]) -> None:
+    """The name rule's pattern is long (every character a name may hold): one `Name` schema,
+    referenced by each name a request takes."""
+    pattern = name_pattern()
+    for schema in list(components.values()):
+        for key, prop in schema.get("properties", {}).items():
+            if prop.get("pattern") == pattern:
+                described = _sentence(prop.pop("description", ""))
+                components["Name"] = {"description": described, **prop}
+                schema["properties"][key] = {
+                    "$ref": REF.format(name="Name"),
+                    "description": "A person's name, as the `Name` schema says.",
+                }
+
+
+# --- enums that may grow ---------------------------------------------------------------------
+
+# What a newer server may add without a breaking change (README, "Versions"): problem codes,
+# event types and the values of every enum in an answer (a phase, a status, a level, a reason).
+# Each answer's enum is a named component of the known values, referenced as `anyOf` [that
+# component, any string], so a generated client takes a value it does not know as a plain
+# string instead of failing; request enums stay closed (the server refuses what it does not
+# know). Each set of values has one name.
+OPEN_ENUM_NAMES = {
+    "code": "ProblemCode",
+    "phase": "Phase",
+    "game_phase": "Phase",
+    "reason": "EndReason",
+    "level": "BeeLevel",
+    "bee_levels": "BeeLevel",
+    "kind": "SeatKind",
+    "mode": "TableMode",
+    "chosen_by": "StemChooser",
+    "by_clock": "ClockPick",
+    "by": "LeaderboardOrder",
+}
+OPEN_ENUM_BY_VALUES = {
+    frozenset({"refund", "won"}): "PotOutcome",
+    frozenset({"left", "not_taken"}): "BuyInReturnReason",
+    frozenset({"confirmed", "left", "picking", "tapped", "waiting"}): "SeatStatus",
+    frozenset({"between_games", "closed", "open", "playing"}): "TableStatus",
+}
+OPEN_ENUM_NOTE = (
+    "The values this version knows. A newer server may send another (not a breaking change: "
+    "README, 'Versions'), so where an answer holds one it is documented as any string too: "
+    "treat an unknown value generically."
+)
+UNKNOWN_EVENT = "UnknownEvent"
+KNOWN = "Known{name}"
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref.rsplit("/", 1)[-1]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def _request_schemas(document: dict[str, Any], components: dict[str, Any]) -> set[str]:
+    """The components a request can hold (bodies and parameters), with what they refer to."""
+    todo = []
+    for _path, _method, operation in _operations(document):
+        todo += list(_refs(operation.get("requestBody", {})))
+        todo += list(_refs(operation.get("parameters", [])))
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen and name in components:
+            seen.add(name)
+            todo += list(_refs(components[name]))
+    return seen
+
+
+def _open(node: dict[str, Any], owner: str, prop: str, components: dict[str, Any]) -> Any:
+    """`node` (a property's schema) with each closed string enum opened."""
+    values = node.get("enum")
+    if isinstance(values, list) and len(values) > 1 and all(isinstance(v, str) for v in values):
+        own = owner + "".join(p.title() for p in prop.split("_"))
+        name = OPEN_ENUM_BY_VALUES.get(frozenset(values)) or OPEN_ENUM_NAMES.get(prop, own)
+        if components.get(name, {"enum": values}).get("enum") != values:
+            name = own  # the same property name with other values elsewhere
+        components.setdefault(
+            name, {"type": "string", "enum": values, "description": OPEN_ENUM_NOTE}
+        )
+        rest = {k: v for k, v in node.items() if k not in ("enum", "type")}
+        return {**rest, "anyOf": [{"$ref": REF.format(name=name)}, {"type": "string"}]}
+    out = dict(node)
+    for key in ("anyOf", "oneOf"):
+        if key in out:
+            variants: list[Any] = []
+            for variant in out[key]:
+                opened = _open(variant, owner, prop, components)
+                if set(opened) == {"anyOf"}:
+                    variants += opened["anyOf"]  # one flat list of alternatives
+                else:
+                    variants.append(opened)
+            out[key] = variants
+    if isinstance(out.get("items"), dict):
+        out["items"] = _open(out["items"], owner, prop, components)
+    return out
+
+
+def open_enums(document: dict[str, Any], components: dict[str, Any]) -> None:
+    """Every enum of an answer open to values a newer server adds, and the event unions open to
+    event types it adds (an `UnknownEvent`: the envelope, with `data` undescribed)."""
+    requests = _request_schemas(document, components)
+    for owner, schema in list(components.items()):
+        if owner in requests or owner.startswith("Known"):
+            continue
+        for prop, node in schema.get("properties", {}).items():
+            schema["properties"][prop] = _open(node, owner, prop, components)
+    for name in UNIONS:
+        union = components.pop(name)
+        description = union.pop("description")
+        components[KNOWN.format(name=name)] = {
+            "description": "The event types this version knows, told apart by `type`.",
+            **union,
+        }
+        components[name] = {
+            "description": description
+            + " An event of a type this version does not know (a newer server may add types: "
+            "not a breaking change) matches `UnknownEvent`: skip it, or show its `type`.",
+            "anyOf": [
+                {"$ref": REF.format(name=KNOWN.format(name=name))},
+                {"$ref": REF.format(name=UNKNOWN_EVENT)},
+            ],
+        }
+    components[UNKNOWN_EVENT] = {
+        "description": "An event of a type this version of the document does not describe: "
+        "the envelope every event has, and its `data` as sent.",
+        "type": "object",
+        "properties": {
+            "version": {"type": "integer", "description": "Its position in the stream's log."},
+            "type": {"type": "string", "description": "The event's type (not one known here)."},
+            "recorded_at": {
+                "type": "string",
+                "format": "date-time",
+                "description": "When it was recorded (UTC).",
+            },
+            "hash": {"type": "string", "description": "Its hash-chain link, lowercase hex."},
+            "data": {"type": "object", "description": "The event, not described here."},
+        },
+        "required": ["version", "type", "recorded_at", "data"],
+    }
+
+
 def _replace_inline(node: Any, inline: dict[str, Any], ref: dict[str, str]) -> Any:
     if node == inline:
         return dict(ref)
@@ -422,6 +576,8 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         components = _replace_inline(components, top, {"$ref": REF.format(name=name)})
         components[name] = named
     describe(components, types)
+    _name_schema(components)
+    open_enums(document, components)
     document["components"]["schemas"] = dict(sorted(components.items()))
 
     for _path, _method, operation in _operations(document):

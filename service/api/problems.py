@@ -24,7 +24,7 @@ from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetail
 from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
-from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized, VersionNotFound
 from service.usecases.identity import TooManySignUps
 from service.usecases.play import MoveIdReused
 
@@ -48,7 +48,7 @@ CATALOGUE: dict[str, Entry] = {
     "bad-request": Entry(
         400,
         "The request is malformed: a body that is not valid JSON or does not match its schema "
-        '(wrong types, no coercion of `"21"` or `21.0` to an integer, unknown fields, '
+        '(wrong types, no coercion of `"21"` or `true` to an integer, unknown fields, '
         "missing fields), or a bad path, query or header parameter.",
         "Fix the request; `detail` says which part is wrong. Do not retry it unchanged.",
     ),
@@ -77,6 +77,13 @@ CATALOGUE: dict[str, Entry] = {
         "No such path, table, game or player.",
         "Check the id; a table or game id comes from createTable, createSoloTable, listTables "
         "or listMyGames.",
+    ),
+    "version-not-found": Entry(
+        404,
+        "The game has no such version: its versions run from 1 (its first event) to its "
+        "`version` now.",
+        "Ask for a version from 1 to the game's `version` (getGame, or `latest` in "
+        "getGameState's answer).",
     ),
     "http-error": Entry(
         400,
@@ -414,12 +421,18 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
     }
     code = codes.get(exc.status_code, "http-error")
     title = exc.detail or "Bad request"
+    headers = dict(exc.headers or {})
+    if exc.status_code in (429, 503):
+        # Every 429 and 503 says when to come back: the rate limit's own reset (seconds until
+        # its window ends, at least 1), else a second.
+        reset = headers.get("RateLimit-Reset", "1")
+        headers["Retry-After"] = str(max(1, int(reset) if reset.isdigit() else 1))
     pd = ProblemDetailsException(
         status_code=exc.status_code,
         type_=f"urn:swarm:problem:{code}",
         title=title,
         detail=title,
-        headers=exc.headers,
+        headers=headers or None,
         extra={"code": code, "extra": exc.extra} if exc.extra else {"code": code},
     )
     return pd
@@ -471,6 +484,10 @@ def _not_found(exc: NotFound) -> ProblemDetailsException:
     return problem(404, "not-found", "Not found", str(exc))
 
 
+def _version_not_found(exc: VersionNotFound) -> ProblemDetailsException:
+    return problem(404, "version-not-found", "No such version of the game", str(exc))
+
+
 def _unauthorized(exc: Unauthorized) -> ProblemDetailsException:
     return problem(
         401,
@@ -514,6 +531,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             HTTPException: _http_exception,
             RuleViolation: _rule_violation,
             NotFound: _not_found,
+            VersionNotFound: _version_not_found,
             Unauthorized: _unauthorized,
             Forbidden: _forbidden,
             Conflict: _conflict,

@@ -11,20 +11,83 @@
 const SESSION_KEY = "swarm.board.session";
 const PLACE_KEY = "swarm.board.place";
 
-// What a person can do about each kind of refusal, under the problem's own title.
-const ADVICE = {
+// What a person can do about each refusal, chosen by the problem's `code` (docs/errors.md),
+// under the problem's own title. The status decides only for a code this board does not know.
+export const ADVICE_BY_CODE = {
+  "bad-request": "The board sent something the service did not accept. Reload the page and try again.",
+  "body-required": "The board sent something the service did not accept. Reload the page and try again.",
+  "http-error": "The board sent something the service did not accept. Reload the page and try again.",
+  "rule-violation": "That move breaks a rule. The board has caught up with the game: decide again.",
+  "invalid-credentials": "Check the name and the password, then try again.",
+  unauthorized: "Your identity has expired or was revoked. Choose a name again, or log in.",
+  "buy-in-needs-account": "Register (you keep your guest name and games), then open or join the buy-in table again. Free tables need no account.",
+  forbidden: "Only the people seated here can do that.",
+  "not-host": "Only the host can do that. Wait for them, or open a table of your own.",
+  "not-permitted": "You can't do that at this table.",
+  "not-seated": "You don't sit at this table. Join it from the lobby if it has a free seat.",
+  "not-found": "It no longer exists. Go back to the lobby or to setup.",
+  "version-not-found": "That moment of the game does not exist. Reload the page.",
+  "method-not-allowed": "The board sent something the service did not accept. Reload the page.",
+  "request-timeout": "The connection was too slow. Try again.",
+  "already-confirmed": "Your pick is already confirmed: wait for the next turn.",
+  "already-registered": "You have an account already: log in with it.",
+  "already-seated": "You already sit at this table.",
+  "bee-not-in-hand": "That bee is no longer in your hand. The board has caught up: pick again.",
+  "bees-not-allowed": "Bee players fill only a free table, once a second person has joined.",
+  "concurrent-change": "Someone changed the same thing at the same moment. Try again.",
+  conflict: "The table changed while you acted. The board has caught up: try again.",
+  "game-already-started": "The game has already started.",
+  "game-in-progress": "A game is running at this table: wait for it to end.",
+  "game-not-over": "That is possible only once the game has ended.",
+  "game-not-started": "The game has not started yet: wait for the deal.",
+  "game-over": "The game has ended: no more moves.",
+  "illegal-move": "That is not allowed right now. The board has caught up: decide again.",
+  "insufficient-coins": "You don't have enough coins for this buy-in. Choose a free table or a smaller buy-in.",
+  "move-id-reused": "The board sent that move twice. Reload the page.",
+  "name-taken": "Someone has that name (or one that looks the same). Choose another.",
+  "no-game-to-replay": "No game has ended at this table yet.",
+  "no-game-to-seed": "There is no next game to give a seed to yet.",
+  "not-enough-people": "Play again needs a second person at the table: bee players don't keep a game going. Go back to the lobby to find one.",
+  "not-your-decision": "It is not your decision: another player is choosing.",
+  "nothing-tapped": "Tap a bee first, then CONFIRM.",
+  "nothing-to-reveal": "You gave no seed to reveal for the next game.",
+  "seat-not-playing": "You left this game: you pick no more bees.",
+  "seeds-closed": "Seeds for the next game are closed: wait for the deal.",
+  "seeds-still-open": "Seeds are still open: nothing is to be revealed yet.",
+  "table-closed": "This table has closed: everyone left. Open or join another in the lobby.",
+  "table-full": "Every seat is taken. Choose another table in the lobby.",
+  "too-many-tables": "You already host the most open tables one player may. Close one (leave it) first.",
+  "body-too-large": "That was too large to send.",
+  "unsupported-media-type": "The board sent something the service did not accept. Reload the page.",
+  "invalid-account": "Names need a visible character; passwords 8 to 128 characters.",
+  "invalid-deal": "The service refused its own deal. Try again, and report it if it happens again.",
+  "invalid-move": "The board sent a move that can never be valid. Reload the page.",
+  "invalid-name": "Choose a name with visible letters, without control characters.",
+  "invalid-seats": "A table has 2 to 8 seats.",
+  "invalid-table": "Check the table's settings: 2 to 8 seats, 1 to 600 seconds a turn.",
+  "seed-does-not-match": "The revealed seed is not the one committed to.",
+  "stem-out-of-range": "There are only 4 stems.",
+  "too-many-logins": "Too many failed logins: wait 15 minutes, then try again.",
+  "too-many-requests": "Too many requests at once. Wait a moment, then try again.",
+  "too-many-sign-ups": "Too many new players from this address in the last hour. Wait, or log in.",
+  internal: "The service failed. Wait a few seconds and try again.",
+  "internal-error": "The service failed. Wait a few seconds and try again.",
+  "database-unavailable": "The service is busy or restarting. Wait a few seconds and try again.",
+  "migrations-pending": "The service is being upgraded. Wait a few seconds and try again.",
+  overloaded: "The service is busy. Wait a few seconds and try again.",
+};
+const ADVICE_BY_STATUS = {
   400: "The board sent something the service did not accept. Reload the page and try again.",
   401: "Your identity has expired or was revoked. Choose a name again, or log in.",
-  403: "That is not yours to do at this table.",
+  403: "You can't do that here.",
   404: "It no longer exists. Go back to the lobby or to setup.",
-  409: "The game moved on before your action arrived. The board has caught up; try again.",
+  409: "The game or table moved on before your action arrived. The board has caught up; try again.",
   413: "That was too large to send.",
-  415: "The board sent something the service did not accept. Reload the page.",
   422: "Check the values and try again.",
   429: "Too many requests at once. Wait a moment, then try again.",
   503: "The service is busy or restarting. Wait a few seconds and try again.",
 };
-const NETWORK_ADVICE = "The server can't be reached. Check that it is running; the board keeps retrying.";
+const NETWORK_ADVICE = "The server can't be reached. Check your connection; the board keeps retrying.";
 
 export class Problem extends Error {
   constructor(status, body) {
@@ -33,7 +96,7 @@ export class Problem extends Error {
     this.title = body?.title ?? (status ? `The service answered ${status}` : "No connection");
     this.detail = body?.detail ?? null;
     this.code = body?.code ?? body?.extra?.code ?? null;
-    this.advice = status ? ADVICE[status] ?? "Try again in a moment." : NETWORK_ADVICE;
+    this.advice = status ? ADVICE_BY_CODE[this.code] ?? ADVICE_BY_STATUS[status] ?? "Try again in a moment." : NETWORK_ADVICE;
   }
 }
 
@@ -92,6 +155,30 @@ async function call(method, path, body) {
   return data;
 }
 
+// The answer's text as it came (the chain check needs numbers exactly as written).
+async function callText(path) {
+  const headers = { accept: "application/json" };
+  const token = session()?.token;
+  if (token) headers.authorization = `Bearer ${token}`;
+  let response;
+  try {
+    response = await fetch(path, { headers });
+  } catch {
+    throw new Problem(0, null);
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    let data = null;
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+    throw new Problem(response.status, data);
+  }
+  return text;
+}
+
 const q = (params) =>
   new URLSearchParams(
     Object.entries(params).filter(([, v]) => v !== undefined && v !== null && v !== "")
@@ -132,6 +219,7 @@ export const api = {
   playAgain: (id, seed) => call("POST", `/tables/${id}/games`, { client_seed: seed }),
 
   getGame: (id) => call("GET", `/games/${id}`),
+  exportGameText: (id) => callText(`/games/${id}/export`),
   gameStreamTicket: (id) => call("POST", `/games/${id}/stream-tickets`),
   move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
   listGameEvents: (id, after = 0, limit = 200) =>
@@ -192,6 +280,11 @@ export function followGame(gameId, after, handlers) {
     source = new EventSource(url);
     for (const type of GAME_EVENT_TYPES) source.addEventListener(type, receive);
     source.onmessage = receive;
+    // Back: say so at once, not at the next event (which may be a whole turn away).
+    source.onopen = () => {
+      if (failures && onRecover) onRecover();
+      failures = 0;
+    };
     source.onerror = () => {
       // CONNECTING: EventSource retries by itself with Last-Event-ID. CLOSED: it gave up (the
       // ticket expired, or the stream ended): open again with a new ticket after `last`.
@@ -208,12 +301,23 @@ export function followGame(gameId, after, handlers) {
     timer = setTimeout(open, Math.min(500 * 2 ** failures, 8000));
   }
 
+  // The browser knows when the network goes and comes back: say so, and reconnect, at once.
+  const offline = () => onError?.(new Problem(0, null), (failures = Math.max(failures + 1, 2)));
+  const online = () => {
+    clearTimeout(timer);
+    open();
+  };
+  window.addEventListener("offline", offline);
+  window.addEventListener("online", online);
+
   open();
   return {
     stop() {
       stopped = true;
       clearTimeout(timer);
       close();
+      window.removeEventListener("offline", offline);
+      window.removeEventListener("online", online);
     },
     poke() {}, // the stream pushes every event as it is recorded
     get version() {
@@ -261,16 +365,23 @@ function pollGame(gameId, after, { onEvents, onError, onRecover, interval = 700 
       running = false;
     }
     if (stopped) return;
-    const wait = failures ? Math.min(interval * 2 ** failures, 8000) : interval;
+    // Retries back off to 2 s at most, so the board notices within 2 s that it is back.
+    const wait = failures ? Math.min(interval * 2 ** failures, 2000) : interval;
     timer = setTimeout(tick, again ? 0 : wait);
     again = false;
   }
 
+  const online = () => tick();
+  const offline = () => onError?.(new Problem(0, null), (failures = Math.max(failures + 1, 2)));
+  window.addEventListener("online", online);
+  window.addEventListener("offline", offline);
   timer = setTimeout(tick, 0);
   return {
     stop() {
       stopped = true;
       clearTimeout(timer);
+      window.removeEventListener("online", online);
+      window.removeEventListener("offline", offline);
     },
     poke() {
       tick();

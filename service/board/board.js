@@ -98,7 +98,8 @@ class App {
         localStorage.removeItem("swarm.board.place");
       }
     }
-    this.main.focus({ preventScroll: true });
+    // The screen may have put the keyboard somewhere already (the hand, the result).
+    if (!this.main.contains(document.activeElement)) this.main.focus({ preventScroll: true });
   }
 }
 

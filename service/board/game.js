@@ -55,7 +55,8 @@ export class GameScreen {
     this.view = view;
     this.show(view);
     this.shownVersion = view.version;
-    this.meadow = new MeadowLog(this.gameId, { you: view.you, nameOf: (s) => this.nameOf(s) });
+    // A game opened after its end records nothing as "first shown": it was not shown before.
+    this.meadow = new MeadowLog(this.gameId, { you: view.you, nameOf: (s) => this.nameOf(s), record: view.phase !== "ended" });
     this.feed = followGame(this.gameId, 0, {
       onEvents: (events) => this.onEvents(events),
       onError: (problem, failures) => {
@@ -67,6 +68,8 @@ export class GameScreen {
     this.keys = (e) => this.onKey(e);
     document.addEventListener("keydown", this.keys);
     this.render();
+    // Opened after its end (a reload, a shared link): check the deal now, as a live end would.
+    if (view.phase === "ended") this.onEnded();
   }
 
   unmount() {
@@ -123,7 +126,12 @@ export class GameScreen {
     try {
       while (this.queue.length) {
         const event = this.queue.shift();
-        if (MOVING.has(event.type)) this.flying = true;
+        if (MOVING.has(event.type) && !this.flying) {
+          // The bees fly: the forecast and the hand wait until they have landed.
+          this.flying = true;
+          this.drawStems();
+          this.drawHand();
+        }
         await this.animate(event);
         this.shownVersion = event.version;
       }
@@ -284,6 +292,7 @@ export class GameScreen {
     this.notices = [];
     this.tapping = bee;
     this.drawHand();
+    this.drawScores();
     this.act("tap", () => api.move(this.gameId, { type: "tap", bee }));
   }
 
@@ -293,6 +302,10 @@ export class GameScreen {
     if (bee === null || bee === undefined) return;
     this.confirming = bee;
     this.drawHand();
+    this.drawScores();
+    // The bees are about to fly: bring the stems into view if the middle was scrolled away.
+    const middle = this.root.querySelector(".middle");
+    if (middle && this.stems.getBoundingClientRect().top < middle.getBoundingClientRect().top) middle.scrollTop = 0;
     this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }));
   }
 
@@ -305,8 +318,25 @@ export class GameScreen {
 
   onKey(event) {
     if (event.target.closest?.("input, select, textarea")) return;
-    if (event.key === "Enter" && event.target === document.body && this.canPick()) {
-      this.confirm();
+    if (event.key === "Escape") {
+      if (this.app.meadowOpen) {
+        this.toggleMeadow();
+        this.meadowToggle.focus();
+      } else if (this.leaving) {
+        this.leaving = false;
+        this.render();
+      } else if (this.shown.phase === "ended" && this.result.firstChild) {
+        this.closeResult();
+      } else return;
+      event.preventDefault();
+      return;
+    }
+    // Enter confirms the tapped bee from anywhere but a button or link (those act themselves).
+    if (event.key === "Enter" && !event.target.closest?.("button, a, summary") && this.canPick()) {
+      if ((this.tapping ?? this.shown.tapped) !== null) {
+        event.preventDefault();
+        this.confirm();
+      }
     }
   }
 
@@ -343,7 +373,18 @@ export class GameScreen {
 
   onEnded() {
     this.meadow.verify().then(() => this.drawResult());
-    if (this.mode === "online") {
+    // Whether Play again can work depends on the table now (who is still seated, closed or not).
+    if (this.table) {
+      api
+        .getTable(this.shown.table_id)
+        .then((table) => {
+          this.table = table;
+          this.drawResult();
+          this.drawGameBar?.();
+        })
+        .catch(() => {});
+    }
+    if (this.mode === "online" && this.shown.you) {
       // Play again by anyone still at the table deals everyone in: follow them to it.
       this.tableWatch = watchTable(this.shown.table_id, {
         onTable: (table) => {
@@ -405,7 +446,9 @@ export class GameScreen {
         "aria-controls": "meadow-panel",
         onclick: () => this.toggleMeadow(),
       },
-      "⏱ Meadow log"
+      "⏱ ",
+      h("span", { class: "wide-only" }, "Meadow "),
+      "log"
     );
     document.body.classList.toggle("meadow-open", meadowOpen);
     this.meadowPanel = h(
@@ -414,21 +457,19 @@ export class GameScreen {
       h("button", { class: "ghost-btn small close", "aria-label": "Close the Meadow log", onclick: () => this.toggleMeadow() }, "✕ Close"),
       this.meadow.root
     );
-    const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${TURNS}`;
+    this.gameBar = h("div", { class: "game-bar" });
+    this.drawGameBar();
     replace(
       this.root,
       this.clockLine,
+      this.gameBar,
       h(
         "div",
-        { class: "game-bar" },
-        h("span", { class: "turn" }, turnText),
-        h("span", { class: "mode" }, this.mode === "solo" ? "Solo · untimed" : this.table?.stake ? `Online · 💰${this.table.stake} buy-in` : "Online · free table"),
-        this.clockText,
-        h("span", { class: "spacer" }),
-        this.meadowToggle,
-        v.phase !== "ended" && v.you ? this.leaveButton() : null
+        { class: "board" },
+        this.scores,
+        h("div", { class: "middle" }, h("div", { class: "middle-grid" }, this.stems, h("div", { class: "side" }, this.reveal, this.banner))),
+        this.hand
       ),
-      h("div", { class: "board" }, this.scores, h("div", { class: "middle" }, this.stems, this.reveal, this.banner), this.hand),
       this.result,
       this.meadowPanel
     );
@@ -440,7 +481,32 @@ export class GameScreen {
     this.drawResult();
     this.tick();
     this.restoreFocus(focus);
+    if (v.phase === "ended" && !this.resultClosed && !this.root.contains(document.activeElement)) this.focusResult();
     this.focusTake();
+  }
+
+  modeText() {
+    if (this.mode === "solo") return "Solo · untimed";
+    const t = this.table;
+    if (!t?.stake) return "Online · free table";
+    // Only a table's first game holds a buy-in (seed §9): Play again has none.
+    return t.games?.[0] === this.gameId ? `Online · 💰${t.stake} buy-in` : "Online · Play again, no buy-in";
+  }
+
+  drawGameBar() {
+    const v = this.shown;
+    const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${TURNS}`;
+    replace(
+      this.gameBar,
+      h("span", { class: "turn" }, turnText),
+      h("span", { class: "mode" }, this.modeText()),
+      v.you ? null : h("span", { class: "watching" }, "👀 Watching"),
+      this.clockText,
+      h("span", { class: "spacer" }),
+      v.phase === "ended" && this.resultClosed ? h("button", { class: "secondary show-result", onclick: () => this.openResult() }, "🏆 Result") : null,
+      this.meadowToggle,
+      v.phase !== "ended" && v.you ? this.leaveButton() : null
+    );
   }
 
   toggleMeadow() {
@@ -487,15 +553,23 @@ export class GameScreen {
             {
               class: ["seat", s.seat === v.you && "me", s.status === "left" && "left", winners.includes(s.seat) && "winner"],
               dataset: { seat: s.seat },
-              "aria-label": `${s.seat === v.you ? "You" : s.name}${s.kind === "bee" ? " (bee player)" : ""}: ${stingWord(this.model.stings[s.seat] ?? s.stings)}, ${status[s.status]}${winners.includes(s.seat) ? ", winner" : ""}`,
+              "aria-label": `${s.seat === v.you ? "You" : s.name}${s.kind === "bee" ? " (bee player)" : ""}: ${stingWord(this.model.stings[s.seat] ?? s.stings)}, ${status[this.statusOf(s)]}${winners.includes(s.seat) ? ", winner" : ""}`,
             },
             h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.seat === v.you ? `You` : s.name),
+            h("span", { class: "mark", "aria-hidden": "true" }, this.statusOf(s) === "confirmed" ? "✓" : ""),
             h("span", { class: "count" }, h("b", {}, String(this.model.stings[s.seat] ?? s.stings)), " ▼"),
-            h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : v.phase === "ended" ? "" : status[s.status])
+            h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : v.phase === "ended" ? "" : status[this.statusOf(s)])
           )
         )
       )
     );
+  }
+
+  // A seat's status as drawn: this person's own confirm shows before the service's answer.
+  statusOf(seat) {
+    if (seat.seat === this.shown.you && this.confirming !== null && this.confirming !== undefined && seat.status === "tapped") return "confirmed";
+    if (seat.seat === this.shown.you && this.tapping !== null && this.tapping !== undefined && seat.status === "picking") return "tapped";
+    return seat.status;
   }
 
   focusTake() {
@@ -534,7 +608,7 @@ export class GameScreen {
         return h(
           "div",
           {
-            class: ["stem", forecastHere && "forecast", isCheapest && "cheapest", opts.flash?.stem === number && "flash"],
+            class: ["stem", forecastHere && "forecast", isCheapest && "cheapest", opts.flash?.stem === number && "flash", cost && choosing.yours && "has-take"],
             role: "group",
             "aria-label": label,
             dataset: { stem: number },
@@ -675,6 +749,9 @@ export class GameScreen {
       this.hand,
       h(
         "div",
+        { class: "hand-row" },
+      h(
+        "div",
         { class: "hand", role: "group", "aria-label": `Your hand: ${plural(v.hand.length, "bee")}` },
         v.hand.map((bee) =>
           beeCard(bee, {
@@ -703,6 +780,7 @@ export class GameScreen {
           "CONFIRM"
         )
       )
+      )
     );
     // Redrawing must not lose a keyboard user's place: refocus the same bee (or CONFIRM), or
     // the lowest bee once a new turn lets them pick again.
@@ -715,6 +793,13 @@ export class GameScreen {
   handKeys(event) {
     const buttons = [...this.hand.querySelectorAll("button.bee")];
     const i = buttons.indexOf(event.currentTarget);
+    // Enter on the tapped bee confirms it: a turn is Enter (tap), Enter (CONFIRM).
+    if (event.key === "Enter" && Number(event.currentTarget.dataset.bee) === (this.tapping ?? this.shown.tapped)) {
+      event.preventDefault();
+      event.stopPropagation();
+      this.confirm();
+      return;
+    }
     if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
       event.preventDefault();
       const next = buttons[(i + (event.key === "ArrowRight" ? 1 : buttons.length - 1)) % buttons.length];
@@ -723,19 +808,34 @@ export class GameScreen {
   }
 
   drawResult() {
+    const a = document.activeElement;
+    const hadFocus = this.result.contains(a) || !a || a === document.body || a === this.app.main;
+    this.drawResultBody();
+    if (hadFocus) this.focusResult();
+  }
+
+  drawResultBody() {
     const v = this.shown;
     if (v.phase !== "ended" || !v.result) {
       replace(this.result);
       return;
     }
     const r = v.result;
+    if (this.resultClosed) {
+      replace(this.result);
+      return;
+    }
     const mine = r.winners.includes(v.you);
     const others = r.winners.filter((s) => s !== v.you).map((s) => this.who(s));
-    const headline = mine
-      ? others.length
-        ? `You share the win with ${others.join(" and ")}!`
-        : "You won!"
-      : `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
+    const headline = !r.winners.length
+      ? r.reason === "abandoned"
+        ? "Nobody won: the game was abandoned."
+        : "Nobody won."
+      : mine
+        ? others.length
+          ? `You share the win with ${others.join(" and ")}!`
+          : "You won!"
+        : `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
     const reason = {
       finished: "After 10 turns, the fewest stings wins.",
       last_person_standing: "Everyone else left the table: the last person standing wins at once.",
@@ -756,7 +856,12 @@ export class GameScreen {
       h(
         "section",
         { class: "result", role: "dialog", "aria-modal": "false", "aria-labelledby": "result-title" },
-        h("h2", { id: "result-title" }, headline),
+        h(
+          "button",
+          { class: "ghost-btn small close-result", "aria-label": "Close the result to study the board", onclick: () => this.closeResult() },
+          "✕"
+        ),
+        h("h2", { id: "result-title", tabindex: "-1" }, headline),
         h("p", { class: "reason" }, reason),
         h(
           "ol",
@@ -781,8 +886,8 @@ export class GameScreen {
         h(
           "div",
           { class: "result-actions" },
-          v.you && v.seats.find((s) => s.seat === v.you)?.status !== "left"
-            ? h("button", { class: "primary", onclick: () => this.playAgain() }, "Play again")
+          this.canPlayAgain()
+            ? h("button", { class: "primary play-again", onclick: () => this.playAgain() }, this.table?.stake ? "Play again (no buy-in)" : "Play again")
             : null,
           this.mode === "solo"
             ? h("button", { class: "secondary", onclick: () => { savePlace(null); this.app.go("#/"); } }, "Back to setup")
@@ -790,6 +895,39 @@ export class GameScreen {
         )
       )
     );
+  }
+
+  // Play again works for someone still seated at an open table, with a second person online
+  // (seed §9: bee players don't keep a game going).
+  canPlayAgain() {
+    const v = this.shown;
+    const me = v.seats.find((s) => s.seat === v.you);
+    if (!me || me.status === "left") return false;
+    const t = this.table;
+    if (!t) return this.mode === "solo";
+    if (t.status === "closed" || t.you === null || t.you === undefined) return false;
+    if (t.mode === "online" && t.seats.filter((s) => s.kind === "person").length < 2) return false;
+    return true;
+  }
+
+  closeResult() {
+    this.resultClosed = true;
+    this.drawResult();
+    this.drawGameBar();
+    this.gameBar.querySelector("button.show-result")?.focus();
+  }
+
+  openResult() {
+    this.resultClosed = false;
+    this.drawResult();
+    this.drawGameBar();
+    this.focusResult();
+  }
+
+  // The result takes the keyboard: its first action (Play again, or going back).
+  focusResult() {
+    const target = this.result.querySelector(".result-actions button") ?? this.result.querySelector("#result-title");
+    target?.focus({ preventScroll: true });
   }
 
   async leaveToLobby() {

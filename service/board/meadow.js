@@ -4,7 +4,7 @@
 
 import { api } from "./api.js";
 import { h, plural, replace } from "./dom.js";
-import { available, publishedFrom, verifyDeal } from "./fairness.js";
+import { available, publishedFrom, verifyDeal, verifyExportChain } from "./fairness.js";
 import { pileStings, stingWord } from "./stings.js";
 
 const KEY = (gameId) => `swarm.meadow.${gameId}`;
@@ -34,8 +34,9 @@ export function remember(gameId, fields) {
 const short = (hex) => (hex ? `${hex.slice(0, 12)}…` : "none");
 
 export class MeadowLog {
-  constructor(gameId, { you, nameOf }) {
+  constructor(gameId, { you, nameOf, record = true }) {
     this.gameId = gameId;
+    this.record = record; // false for a game first opened after its end: nothing was shown before
     this.you = you;
     this.nameOf = nameOf;
     this.events = [];
@@ -62,13 +63,17 @@ export class MeadowLog {
   }
 
   add(events) {
+    let noted = false;
     for (const event of events) {
       this.events.push(event);
       const d = event.data;
-      if (event.type === "deal_committed") {
+      if (!this.record) {
+        // Opened after the end: no value here was shown before turn 1.
+      } else if (event.type === "deal_committed") {
+        noted = true;
         remember(this.gameId, { commitment: d.commitment, commitment_seen: event.recorded_at });
-      }
-      if (event.type === "game_started") {
+      } else if (event.type === "game_started") {
+        noted = true;
         const mine = this.you ? d.hands?.[this.you - 1] : null;
         remember(this.gameId, {
           fingerprint: d.proof?.fingerprint,
@@ -77,8 +82,10 @@ export class MeadowLog {
           hand: mine ?? undefined,
         });
       }
-      this.list.prepend(this.entry(event));
+      this.list.append(this.entry(event)); // oldest first: the game reads in order
     }
+    // The recorded commitment and fingerprint show as soon as they are stored.
+    if (noted && (!this.verdict || this.verdict.status !== "checking")) this.renderVerdict();
   }
 
   entry(event) {
@@ -165,12 +172,28 @@ export class MeadowLog {
       this.verdict = { status: "failed", steps: [], reason: "The log has no published deal to check." };
     } else {
       const steps = await verifyDeal(published, recorded(this.gameId));
-      const ok = steps.every((s) => s.status === "ok");
+      const chain = await this.verifyChain();
+      const ok = steps.every((s) => s.status === "ok") && chain.status === "ok";
       const seeded = published.clientSeeds.some((s) => s !== null);
-      this.verdict = { status: ok ? "ok" : "failed", steps, seeded };
+      this.verdict = { status: ok ? "ok" : "failed", steps, seeded, chain };
     }
     this.renderVerdict();
     return this.verdict;
+  }
+
+  // The hash chain (docs/fairness.md), recomputed here from the export: under v2 the seal key
+  // comes from the server seed the game published at its end.
+  async verifyChain() {
+    try {
+      const { ok, game, table } = await verifyExportChain(await api.exportGameText(this.gameId));
+      const failed = !game.ok ? game : table && !table.ok ? table : null;
+      const where = failed === game ? "event" : "table event";
+      return ok
+        ? { status: "ok", detail: `${game.verified} events chained (swarm/event/v${game.scheme}), head ${game.head.slice(0, 16)}…` }
+        : { status: "failed", detail: `${where} v${failed.failedVersion}: ${failed.reason}` };
+    } catch (error) {
+      return { status: "failed", detail: error.title ?? String(error.message ?? error) };
+    }
   }
 
   renderVerdict() {
@@ -183,9 +206,9 @@ export class MeadowLog {
       "dl",
       { class: "recorded" },
       h("dt", {}, "Commitment, first shown"),
-      h("dd", { class: "hex" }, rec.commitment ?? "not yet"),
+      h("dd", { class: "hex" }, rec.commitment ?? (this.record ? "not yet" : "not seen by this browser")),
       h("dt", {}, "Fingerprint, before turn 1"),
-      h("dd", { class: "hex" }, rec.fingerprint ?? "not yet"),
+      h("dd", { class: "hex" }, rec.fingerprint ?? (this.record ? "not yet" : "not seen by this browser")),
       rec.seed ? h("dt", {}, "Your seed") : null,
       rec.seed ? h("dd", { class: "hex" }, rec.seed) : null
     );
@@ -209,9 +232,12 @@ export class MeadowLog {
       replace(box, h("p", { class: "verdict-title" }, `⚠ Not checked: ${v.reason}`), lines);
       return;
     }
+    const chainOnly = v.status !== "ok" && v.chain?.status === "failed" && (v.steps ?? []).every((s) => s.status === "ok");
     const title =
       v.status === "ok"
         ? "✔ Fair deal: checked in your browser"
+        : chainOnly
+        ? "✘ The log does not check out at “chain”"
         : `✘ The deal does not check out${v.steps?.find((s) => s.status === "failed") ? ` at “${v.steps.find((s) => s.status === "failed").name}”` : ""}`;
     replace(
       box,
@@ -224,6 +250,21 @@ export class MeadowLog {
             v.seeded
               ? "The server was bound to its seed before any seed was given, and the deal played is the one locked in before turn 1."
               : "Nobody gave a seed to this game, so it proves the deal was fixed before turn 1 and not changed, not that the server could not choose it."
+          )
+        : null,
+      v.status === "ok" && !rec.fingerprint
+        ? h(
+            "p",
+            { class: "hint stranger" },
+            "This browser did not see this game before it ended, so the deal is checked against the published log alone, not against a fingerprint recorded before turn 1."
+          )
+        : null,
+      v.chain
+        ? h(
+            "p",
+            { class: `chain-line chain-${v.chain.status}`, dataset: { status: v.chain.status } },
+            v.chain.status === "ok" ? "✔ Hash chain: " : "✘ Hash chain: ",
+            v.chain.detail
           )
         : null,
       h(

@@ -3,6 +3,7 @@
 
 import { api, newClientSeed, place, savePlace, saveSession, session, watchTable } from "./api.js";
 import { h, plural, replace } from "./dom.js";
+import { DEFAULT_LEVEL, LEVELS } from "./levels.js"; // served from the levels' registry
 import { remember } from "./meadow.js";
 
 const PLAYERS = [2, 3, 4, 5, 6, 7, 8];
@@ -27,16 +28,13 @@ function field(label, input, hint) {
 export function setupScreen(app, container) {
   const me = session();
   let players = 4;
-  let level = "heuristic";
-  const levelHint = h("p", { class: "level-hint" }, "Weighs the stings each bee risks this turn.");
+  let level = DEFAULT_LEVEL;
+  const sentence = (what) => what[0].toUpperCase() + what.slice(1) + ".";
+  const levelHint = h("p", { class: "level-hint" }, sentence(LEVELS.find((l) => l.name === level).description));
   const levels = h(
     "div",
     { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
-    [
-      ["heuristic", "Heuristic", "weighs the stings each bee risks this turn"],
-      ["strong", "Strong", "plays the next few turns out on many possible deals"],
-      ["expert", "Expert", "plays every possible deal out to the end, expecting surprises"],
-    ].map(([value, label, what]) =>
+    LEVELS.map(({ name: value, label, description: what }) =>
       h(
         "label",
         { class: "player-choice level-choice", title: what },
@@ -48,7 +46,7 @@ export function setupScreen(app, container) {
           "aria-label": `${label}: ${what}`,
           onchange: () => {
             level = value;
-            levelHint.textContent = what[0].toUpperCase() + what.slice(1) + ".";
+            levelHint.textContent = sentence(what);
           },
         }),
         h("span", {}, label)
@@ -276,7 +274,8 @@ export function lobbyScreen(app, container) {
               { dataset: { table: t.table_id } },
               h("td", {}, t.host_name),
               h("td", {}, `${t.seats_taken} / ${t.capacity}`),
-              h("td", {}, t.stake ? `💰${t.stake} buy-in` : "Free"),
+              // Only a table's first game holds a buy-in: once under way, Play again has none.
+              h("td", {}, t.stake ? (t.status === "open" ? `💰${t.stake} buy-in` : `Buy-in table (💰${t.stake}, first game)`) : "Free"),
               h("td", {}, { open: "waiting", playing: "playing", between_games: "between games", closed: "closed" }[t.status] ?? t.status),
               h(
                 "td",
@@ -308,7 +307,8 @@ export function lobbyScreen(app, container) {
     stake.disabled = !kindBuy.checked;
   };
   const kindFree = h("input", { type: "radio", name: "kind", value: "free", checked: true, onchange: kindChanged });
-  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged });
+  // A buy-in table needs an account (seed §9): a guest is not offered one it would be refused.
+  const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged, disabled: !me.registered });
   const turn = h("input", { type: "number", name: "turn_seconds", min: 1, max: 600, value: 20 });
   const choice = h("input", { type: "number", name: "choice_seconds", min: 1, max: 600, value: 10 });
   const open = async (e) => {
@@ -353,7 +353,7 @@ export function lobbyScreen(app, container) {
             h("legend", {}, "Table"),
             h("label", { class: "check" }, kindFree, " Free"),
             h("div", { class: "row" }, h("label", { class: "check" }, kindBuy, " Buy-in 💰"), stake),
-            me.registered ? null : h("small", {}, "A buy-in table needs an account.")
+            me.registered ? null : h("small", {}, "A buy-in table needs an account: ", h("a", { href: "#/account" }, "register"), " (you keep your guest name).")
           ),
           field("Seconds a turn", turn),
           field("Seconds to choose a stem", choice)

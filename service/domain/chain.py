@@ -25,19 +25,57 @@ Not covered by the hash: ``position``, ``metadata`` and ``recorded_at``.
 A chain alone cannot notice the *last* events being removed, nor a whole suffix being rewritten
 with freshly computed hashes (the recipe is public): that needs hashes kept outside the database
 (``anchors``, e.g. the head hash sent to players).
+
+**Version 2** (``swarm/event/v2``, every stream created since migration 0015; docs/fairness.md
+has it byte for byte): v1 hashes the data as it is, so a hash shown beside a redacted event
+(another seat's pick, shown as ``bee: null``) let anyone try the 84 possible bees until one
+matched. In v2 every value the rules hide (``HIDDEN``: each hand, a tapped or confirmed bee and
+how the clock played it, a seed before its deal) and a game event's metadata enter the hash only
+*sealed*: an HMAC-SHA256 under the game's seal key, which is derived from the game's secret server
+seed and so published with it when the game ends, never before. The data with its hidden values
+sealed, the metadata and the type are hashed into a ``body`` digest here; the link itself,
+``SHA-256("swarm/event/v2" ‖ prev_hash ‖ body ‖ i64(recorded_at in µs))``, is computed by the
+database as it stamps ``recorded_at`` (migration 0015's trigger), so the time is covered too.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import struct
-from collections.abc import Mapping, Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
 
 import msgspec
 
+from service.domain.fairness import encode, u32
+
 DOMAIN_TAG = b"swarm/event/v1"
+DOMAIN_TAG_V2 = b"swarm/event/v2"
+BODY_TAG = b"swarm/event-body/v2"
+SEAL_TAG = b"swarm/seal/v2"
+SEAL_KEY_TAG = b"swarm/seal-key/v2"
+CHAIN_V1, CHAIN_V2 = 1, 2
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+# What the rules hide, by stream kind and event type: the data fields sealed in v2 (a list
+# field is sealed item by item: each hand on its own). A seed event names the game it seeds,
+# whose key seals it; a game stream's events are sealed under their game's key, metadata too.
+HIDDEN: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "game": {
+        "game_started": ("hands",),
+        "bee_tapped": ("bee",),
+        "pick_confirmed": ("bee", "by_clock"),
+    },
+    "table": {
+        "seed_contributed": ("seed",),
+        "seed_revealed": ("seed",),
+    },
+}
+ITEM_BY_ITEM = frozenset({"hands"})
 GENESIS = bytes(32)
 HASH_SIZE = 32
 
@@ -53,13 +91,17 @@ FailureReason = Literal[
 
 
 class ChainLink(msgspec.Struct, frozen=True):
-    """One stored event as the chain sees it."""
+    """One stored event as the chain sees it. ``chain`` is its stream's version of the chain;
+    v2 also covers ``metadata`` and ``recorded_at``."""
 
     stream: str
     version: int
     type: str
     data: object  # the event data: JSON text (bytes or str), or the parsed JSON value
     hash: bytes
+    chain: int = CHAIN_V1
+    metadata: object = None  # the stored metadata object (v2)
+    recorded_at: datetime | None = None  # the database's time stamp (v2)
 
 
 class ChainVerdict(msgspec.Struct, frozen=True):
@@ -98,6 +140,13 @@ def canonical_json(data: bytes | str | object) -> bytes:
     ).encode("utf-8")
 
 
+def canonical_value(value: object) -> bytes:
+    """``canonical_json`` of a parsed JSON value (a string is a JSON string, not JSON text)."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
 def _field(value: bytes) -> bytes:
     return struct.pack(">I", len(value)) + value
 
@@ -117,9 +166,131 @@ def event_hash(prev_hash: bytes, stream: str, version: int, type: str, data: byt
     return digest.digest()
 
 
-def link_hash(prev_hash: bytes, link: ChainLink) -> bytes:
-    """The hash ``link`` should carry after ``prev_hash``."""
-    return event_hash(prev_hash, link.stream, link.version, link.type, canonical_json(link.data))
+class MissingSealKey(ValueError):
+    """A v2 event hides a value of a game whose seal key was not given."""
+
+
+def seal_key(game_id: str, server_seed: bytes) -> bytes:
+    """The key that seals a game's hidden values: HMAC-SHA256 under its secret server seed, so it
+    is as secret as the seed and becomes public with it when the game ends."""
+    return hmac.digest(server_seed, encode(SEAL_KEY_TAG, game_id.encode("utf-8")), "sha256")
+
+
+def seal(key: bytes, stream: str, version: int, path: str, value: object) -> str:
+    """A hidden value's commitment (lowercase hex): HMAC-SHA256 under the game's seal key of the
+    value's place (stream, version, path) and its canonical JSON. Without the key no guess of
+    the value can be checked against it; with it (after the game) anyone can."""
+    message = encode(
+        SEAL_TAG, stream.encode("utf-8"), u32(version), path.encode("utf-8"), canonical_value(value)
+    )
+    return hmac.digest(key, message, "sha256").hex()
+
+
+def _stream_kind(stream: str) -> tuple[str, str]:
+    kind, _, ident = stream.partition("-")
+    return kind, ident
+
+
+def sealed(
+    stream: str, version: int, data: Mapping[str, Any], keys: Mapping[str, bytes]
+) -> dict[str, Any]:
+    """``data`` with every value the rules hide replaced by its ``seal`` (``HIDDEN``)."""
+    kind, ident = _stream_kind(stream)
+    fields = HIDDEN.get(kind, {}).get(str(data.get("type")), ())
+    out = dict(data)
+    if not fields:
+        return out
+    game_id = ident if kind == "game" else str(data.get("game_id"))
+    key = keys.get(game_id)
+    if key is None:
+        raise MissingSealKey(f"no seal key for game {game_id} ({stream} v{version})")
+    for name in fields:
+        if name not in data:
+            continue
+        value = data[name]
+        if name in ITEM_BY_ITEM and isinstance(value, list | tuple):
+            out[name] = [
+                seal(key, stream, version, f"{name}/{i}", item) for i, item in enumerate(value)
+            ]
+        else:
+            out[name] = seal(key, stream, version, name, value)
+    return out
+
+
+def covered_metadata(
+    stream: str, version: int, metadata: object, keys: Mapping[str, bytes]
+) -> object:
+    """The metadata as v2 hashes it: sealed as a whole in a game stream (a move's metadata names
+    it: its command id and digest would tell the bee), as it is in any other stream."""
+    kind, ident = _stream_kind(stream)
+    if kind != "game":
+        return metadata if metadata is not None else {}
+    key = keys.get(ident)
+    if key is None:
+        raise MissingSealKey(f"no seal key for game {ident} ({stream} v{version})")
+    return seal(key, stream, version, "metadata", metadata if metadata is not None else {})
+
+
+def body_digest(
+    stream: str,
+    version: int,
+    type: str,
+    data: Mapping[str, Any],
+    metadata: object,
+    keys: Mapping[str, bytes],
+    *,
+    canonical: Callable[[Any], bytes] | None = None,
+) -> bytes:
+    """The v2 body of one event: SHA-256 over its place, type, sealed data and covered metadata
+    (the database chains it: ``link_hash_v2``). ``canonical``: a faster encoder giving the same
+    bytes as ``canonical_json`` for this data (the store's, for data without floats)."""
+    canonical = canonical or canonical_value
+    return hashlib.sha256(
+        encode(
+            BODY_TAG,
+            stream.encode("utf-8"),
+            u32(version),
+            type.encode("utf-8"),
+            canonical(sealed(stream, version, data, keys)),
+            canonical(covered_metadata(stream, version, metadata, keys)),
+        )
+    ).digest()
+
+
+def micros(moment: datetime) -> int:
+    """A time stamp as whole microseconds since 1970-01-01 UTC (PostgreSQL's resolution)."""
+    return (moment - EPOCH) // _MICROSECOND
+
+
+def link_hash_v2(prev_hash: bytes, body: bytes, recorded_at: datetime) -> bytes:
+    """A v2 event's hash: ``SHA-256("swarm/event/v2" ‖ prev_hash ‖ body ‖ i64(µs))``."""
+    if len(prev_hash) != HASH_SIZE or len(body) != HASH_SIZE:
+        raise ValueError("prev_hash and body must be 32 bytes")
+    stamp = struct.pack(">q", micros(recorded_at))
+    return hashlib.sha256(DOMAIN_TAG_V2 + prev_hash + body + stamp).digest()
+
+
+def link_hash(prev_hash: bytes, link: ChainLink, keys: Mapping[str, bytes] | None = None) -> bytes:
+    """The hash ``link`` should carry after ``prev_hash`` (``keys``: seal keys by game id)."""
+    if link.chain == CHAIN_V1:
+        return event_hash(
+            prev_hash, link.stream, link.version, link.type, canonical_json(link.data)
+        )
+    if link.chain != CHAIN_V2:
+        raise ValueError(f"unknown chain version {link.chain}")
+    if link.recorded_at is None:
+        raise ValueError("a v2 event needs its recorded_at")
+    data = _parsed(link.data)
+    if not isinstance(data, Mapping):
+        raise ValueError("event data is not a JSON object")
+    body = body_digest(link.stream, link.version, link.type, data, link.metadata, keys or {})
+    return link_hash_v2(prev_hash, body, link.recorded_at)
+
+
+def _parsed(data: object) -> object:
+    if isinstance(data, bytes | bytearray | str):
+        return json.loads(data, parse_constant=_reject_constant)
+    return data
 
 
 def verify_chain(
@@ -128,6 +299,7 @@ def verify_chain(
     stream: str | None = None,
     anchors: Mapping[int, bytes] | None = None,
     after: tuple[int, bytes] = (0, GENESIS),
+    seal_keys: Mapping[str, bytes] | None = None,
 ) -> ChainVerdict:
     """Check that ``events`` are versions 1..n of one stream, each hash chained to the previous.
 
@@ -136,6 +308,9 @@ def verify_chain(
     must reach the highest anchored version. ``after`` is the (version, hash) the events follow,
     for a slice of a stream: they are then versions ``version + 1 ..``, the first chained to
     ``hash``; an anchor before the slice cannot be checked and fails as "truncated".
+    ``seal_keys`` (game id → ``seal_key``) open the hidden values of v2 events; every event of
+    one stream must be of the same chain version (no downgrade to v1's open hashing), and v2
+    time stamps never go back.
     """
     anchors = anchors or {}
     name = stream if stream is not None else (events[0].stream if events else "")
@@ -151,6 +326,8 @@ def verify_chain(
     def fail(version: int, reason: FailureReason, detail: str) -> ChainVerdict:
         return ChainVerdict(False, verified, head, version, reason, detail)
 
+    last_time: datetime | None = None
+
     for index, link in enumerate(events, start=start):
         expected = index + 1
         if link.version != expected:
@@ -162,8 +339,17 @@ def verify_chain(
             return fail(expected, "stream mismatch", f"event of stream {link.stream!r}")
         if len(link.hash) != HASH_SIZE:
             return fail(expected, "missing hash", f"stored hash has {len(link.hash)} bytes")
+        if link.chain != events[0].chain:
+            mixed = f"chain v{link.chain} in a v{events[0].chain} stream"
+            return fail(expected, "hash mismatch", mixed)
+        if link.chain == CHAIN_V2 and link.recorded_at is not None:
+            if last_time is not None and link.recorded_at < last_time:
+                return fail(expected, "reordered", "recorded before the event before it")
+            last_time = link.recorded_at
         try:
-            recomputed = link_hash(head, link)
+            recomputed = link_hash(head, link, seal_keys)
+        except MissingSealKey as exc:
+            return fail(expected, "hash mismatch", str(exc))
         except ValueError as exc:  # data that is not JSON cannot have been stored by the store
             return fail(expected, "hash mismatch", f"data is not canonical JSON: {exc}")
         if recomputed != link.hash:

@@ -22,8 +22,10 @@ TS #39 skeletons (PyICU does, but needs the ICU C++ library built on every machi
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import cache
 
 from service.domain.rules.errors import InvalidMove
 
@@ -49,8 +51,82 @@ class InvalidName(InvalidMove):
     title = "Names need a visible character and no hidden or control characters"
 
 
+def _kind(char: str) -> str | None:
+    """`B` a visible base character, `M` a combining mark, `S` a space, or None (refused)."""
+    category = unicodedata.category(char)
+    if ord(char) in _INVISIBLE or category in _REFUSED_CATEGORIES:
+        return None
+    if category[0] in "LNPS":
+        return "B"
+    if category[0] == "M":
+        return "M"
+    return "S" if category == "Zs" else None
+
+
+def _accepted(char: str) -> str | None:
+    """The kind of a character a name may hold: one whose NFKC form is one character of the
+    same kind (so normalising never lengthens a name, adds a mark or makes a refused one)."""
+    kind = _kind(char)
+    folded = unicodedata.normalize("NFKC", char)
+    if kind is None or len(folded) != 1:
+        return None
+    if kind == "S":
+        return kind if folded.isspace() else None
+    return kind if _kind(folded) == kind else None
+
+
+def _char_class(ranges: list[tuple[int, int]]) -> str:
+    def one(code: int) -> str:
+        # \uXXXX in the Basic Multilingual Plane (ECMAScript and Python read it alike); the
+        # character itself above it (ECMAScript's `u` mode and Python both read code points).
+        return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
+
+    return "[" + "".join(one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges) + "]"
+
+
+def _ranges() -> Iterator[tuple[str, int, int]]:
+    start, last, kind = 0, -1, None
+    for code in range(0x110000):
+        this = None if 0xD800 <= code <= 0xDFFF else _accepted(chr(code))
+        if this != kind or code != last + 1:
+            if kind is not None:
+                yield kind, start, last
+            start, kind = code, this
+        last = code
+    if kind is not None:
+        yield kind, start, last
+
+
+@cache
+def name_pattern() -> str:
+    """Every name the rules accept, as one regular expression (ECMAScript and Python alike, for
+    the API document): spaces around words of visible characters, each followed by at most
+    `MAX_MARKS` combining marks. A name must match it, so the document says exactly which
+    names are accepted; `display_name` then only normalises. (Unicode's tables as this Python
+    knows them: `unicodedata.unidata_version`.)"""
+    found: dict[str, list[tuple[int, int]]] = {"B": [], "M": [], "S": []}
+    for kind, first, last in _ranges():
+        found[kind].append((first, last))
+    base, mark, space = (_char_class(found[k]) for k in "BMS")
+    word = f"(?:{base}{mark}{{0,{MAX_MARKS}}})+"
+    return f"^{space}*{word}(?:{space}+{word})*{space}*$(?!\\n)"
+
+
+@cache
+def _name_regex() -> re.Pattern[str]:
+    return re.compile(name_pattern())
+
+
 def display_name(raw: str) -> str:
     """The name as it is stored and shown, or `InvalidName`."""
+    if _name_regex().match(raw) is None:
+        bad = next((c for c in raw if _accepted(c) is None), None)
+        if bad is not None:
+            raise InvalidName(f"A name cannot hold the character U+{ord(bad):04X}.")
+        raise InvalidName(
+            f"A name is words of visible characters, each with at most {MAX_MARKS} combining "
+            "marks on a character, and spaces between them."
+        )
     name = unicodedata.normalize("NFKC", raw)
     marks = 0
     for char in name:

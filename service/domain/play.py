@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from service.domain.rules.bees import SeedFor, bee_commands
+from service.domain.rules.bees import SeedFor, bee_commands, needs_decision_seeds
 from service.domain.rules.commands import Command
 from service.domain.rules.engine import GameState, decide_and_evolve
 from service.domain.rules.events import Event
@@ -34,10 +34,8 @@ def play(
     return state, events
 
 
-def has_strong_bees(state: GameState) -> bool:
-    """Whether a seat decides from seeds (a strong or an expert bee: each thinks for tens of
-    milliseconds a decision), so the server seed must be at hand to play on."""
-    return any(s.is_bee and s.info.level in ("strong", "expert") for s in state.seats)
+# Kept under its old name: whether the server seed must be at hand to play on.
+has_strong_bees = needs_decision_seeds
 
 
 def seat_of(state: GameState, player_id: str) -> int | None:

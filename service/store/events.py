@@ -92,6 +92,9 @@ class StreamAppend(msgspec.Struct, frozen=True):
     stream: str
     expected_version: int  # version the stream must be at now; 0 = the stream must not exist yet
     events: Sequence[NewEvent]
+    # The seal keys (`chain.seal_key`, by game id) of the games whose hidden values these events
+    # hold: a game stream's own, and the games a table's seed events seed (chain v2).
+    seal_keys: Mapping[str, bytes] = {}
 
 
 class LogCursor(msgspec.Struct, frozen=True, order=True):
@@ -113,6 +116,7 @@ class RecordedEvent(msgspec.Struct, frozen=True):
         b""  # the chain hash (service/domain/chain.py); empty for rows older than the chain
     )
     txid: int = 0  # the writing transaction; filled in by read_all only
+    chain: int = 1  # the chain version its stream is hashed under (migration 0015)
 
     @property
     def cursor(self) -> LogCursor:
@@ -147,15 +151,15 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
-_COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash"
+_COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
 
-_APPEND_PARAMS = 12
-_APPEND_CALL = f"append_events({', '.join(f'${i}' for i in range(1, 13))})"
+_APPEND_PARAMS = 13
+_APPEND_CALL = f"append_events({', '.join(f'${i}' for i in range(1, 14))})"
 _APPEND = f"select * from {_APPEND_CALL}"
 
-# Each existing stream's head: its last version and that event's hash.
+# Each existing stream's head: its last version, that event's hash and its chain version.
 _STREAM_HEADS = """
-select distinct on (stream) stream, version, hash
+select distinct on (stream) stream, version, hash, chain
 from events where stream = any($1::text[])
 order by stream, version desc
 """
@@ -173,11 +177,12 @@ select (select version from processed_commands where stream = $1 and command_id 
 # A stream's events (a window of them) as one JSON array, and its head: one row to decode.
 _STREAM_ARRAY = """
 select coalesce('[' || string_agg(e.data::text, ',' order by e.version) || ']', '[]'),
-       h.version, h.hash
-  from (select version, hash from events where stream = $1 order by version desc limit 1) as h
+       h.version, h.hash, h.chain
+  from (select version, hash, chain from events where stream = $1
+         order by version desc limit 1) as h
   left join events as e
     on e.stream = $1 and e.version > $2 and ($3::integer is null or e.version <= $3)
- group by h.version, h.hash
+ group by h.version, h.hash, h.chain
 """
 
 _HORIZON = "txid < pg_snapshot_xmin(pg_current_snapshot())"
@@ -232,27 +237,62 @@ def _stored_canonical(text: str) -> bytes:
     return chain.canonical_json(value)
 
 
+def _stored_value(text: str) -> tuple[Any, bool]:
+    """The JSON value ``jsonb`` will store for ``text``, and whether it holds no float (then
+    msgspec's sorted encoder gives ``chain.canonical_json``'s bytes, faster)."""
+    try:
+        return _FAST_DECODER.decode(text), True
+    except (_HasFloat, msgspec.DecodeError):
+        pass
+    return json.loads(text, parse_float=_jsonb_number, parse_constant=_reject_constant), False
+
+
+def _v2_body(
+    stream: str,
+    version: int,
+    type_: str,
+    text: str,
+    metadata: Mapping[str, Any],
+    keys: Mapping[str, bytes],
+) -> bytes:
+    """The v2 body digest of one new event (``chain.body_digest``), from its data as ``jsonb``
+    will store it."""
+    value, plain = _stored_value(text)
+    if not isinstance(value, dict):
+        raise ValueError("event data must be a JSON object")
+    return chain.body_digest(
+        stream,
+        version,
+        type_,
+        value,
+        metadata,
+        keys,
+        canonical=_SORTED_ENCODER.encode if plain else chain.canonical_value,
+    )
+
+
 class _Heads:
     """The last known (version, hash) of recently used streams. A stored event is immutable, so
     an entry is a fact; it is only ever out of date, and the append checks it anyway."""
 
     def __init__(self, capacity: int = 20_000) -> None:
         self.capacity = capacity
-        self._heads: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._heads: OrderedDict[str, tuple[int, bytes, int]] = OrderedDict()
 
-    def get(self, stream: str, version: int) -> bytes | None:
+    def get(self, stream: str, version: int) -> tuple[bytes, int] | None:
+        """The hash and chain version of ``stream`` at ``version``, if that is its known head."""
         head = self._heads.get(stream)
         if head is None or head[0] != version:
             return None
         self._heads.move_to_end(stream)
-        return head[1]
+        return head[1], head[2]
 
-    def saw(self, stream: str, version: int, hash_: bytes | None) -> None:
+    def saw(self, stream: str, version: int, hash_: bytes | None, chain_: int) -> None:
         if not hash_:
             return
         known = self._heads.get(stream)
         if known is None or known[0] <= version:
-            self._heads[stream] = (version, hash_)
+            self._heads[stream] = (version, hash_, chain_)
         self._heads.move_to_end(stream)
         while len(self._heads) > self.capacity:
             self._heads.popitem(last=False)
@@ -269,6 +309,7 @@ def _to_event(row: asyncpg.Record) -> RecordedEvent:
         metadata={} if meta == _EMPTY_METADATA else _METADATA_DECODER.decode(meta),
         recorded_at=row[6],
         hash=b"" if row[7] is None else bytes(row[7]),
+        chain=row[8],
     )
 
 
@@ -344,21 +385,17 @@ class EventStore:
         v_col: list[int] = []
         t_col: list[str] = []
         d_col: list[str] = []
-        canonical: list[bytes] = []
         for a in appends:
             for i, event in enumerate(a.events, start=1):
-                text = event.data.decode("utf-8")
-                try:
-                    canonical.append(_stored_canonical(text))
-                except ValueError as exc:
-                    raise ValueError(f"event data is not valid JSON: {exc}") from exc
                 s_col.append(a.stream)
                 v_col.append(a.expected_version + i)
                 t_col.append(event.type)
-                d_col.append(text)
-        meta_text = (
-            msgspec.json.encode(dict(metadata)).decode("utf-8") if metadata else _EMPTY_METADATA
-        )
+                d_col.append(event.data.decode("utf-8"))
+        # The metadata says who acted and by which command; chain v2 covers it.
+        meta: dict[str, Any] = dict(metadata or {})
+        if command is not None:
+            meta.setdefault("command_id", command[1])
+        meta_text = msgspec.json.encode(meta).decode("utf-8") if meta else _EMPTY_METADATA
         # Plain INSERT/UPDATE/DELETE statements ride in the append's statement; any other kind
         # (one with its own WITH, say) runs after it in one transaction: more round trips.
         folded = all(_FOLDABLE.match(sql) for sql, _ in also)
@@ -382,16 +419,17 @@ class EventStore:
                 args = [
                     streams,
                     [a.expected_version for a in appends],
-                    [heads.get(a.stream) for a in appends],
+                    [heads[a.stream][0] for a in appends],
                     s_col,
                     v_col,
                     t_col,
                     d_col,
-                    self._hashes(heads, s_col, v_col, t_col, canonical),
+                    self._hashes(appends, heads, meta),
                     meta_text,
                     cmd_stream,
                     cmd_id,
                     command_version,
+                    [heads[a.stream][1] for a in appends],
                     *also_args,
                 ]
                 try:
@@ -406,12 +444,12 @@ class EventStore:
                         rows = await conn.fetch(sql, *args)
                 except asyncpg.PostgresError as exc:
                     if exc.sqlstate == _HEAD_MOVED:
-                        # Our head hash was not the stored one (cannot happen with the cache
-                        # filled by reads of this store; a foreign writer could): take the
-                        # stored one and hash again.
-                        stream, _, digest = (exc.detail or "").partition("\t")
+                        # Our head hash or chain version was not the stored one (cannot happen
+                        # with the cache filled by reads of this store; a foreign writer
+                        # could): take the stored ones and hash again.
+                        stream, digest, scheme = (exc.detail or "").split("\t")
                         version = next(a.expected_version for a in appends if a.stream == stream)
-                        self._heads.saw(stream, version, bytes.fromhex(digest))
+                        self._heads.saw(stream, version, bytes.fromhex(digest), int(scheme))
                         continue
                     await self._refused(conn, exc, appends, command)
                     raise
@@ -420,18 +458,20 @@ class EventStore:
                 raise RuntimeError("stream heads kept changing under the append")
         recorded = [_to_event(r) for r in rows]
         for e in recorded:
-            self._heads.saw(e.stream, e.version, e.hash)
+            self._heads.saw(e.stream, e.version, e.hash, e.chain)
         return recorded
 
     async def _heads_for(
         self, conn: Connection, appends: Sequence[StreamAppend]
-    ) -> dict[str, bytes | None]:
-        """The head hash each append continues from: none for a new stream, the cached one, or
-        (one more round trip, only on a cache miss) the stored one."""
-        heads: dict[str, bytes | None] = {}
+    ) -> dict[str, tuple[bytes | None, int]]:
+        """The head hash each append continues from and its stream's chain version: none and v2
+        for a new stream, the cached ones, or (one more round trip, only on a cache miss) the
+        stored ones."""
+        heads: dict[str, tuple[bytes | None, int]] = {}
         missing: list[str] = []
         for a in appends:
             if a.expected_version == 0:
+                heads[a.stream] = (None, chain.CHAIN_V2)
                 continue
             known = self._heads.get(a.stream, a.expected_version)
             if known is None:
@@ -439,29 +479,42 @@ class EventStore:
             else:
                 heads[a.stream] = known
         if missing:
-            for stream, version, hash_ in await conn.fetch(_STREAM_HEADS, missing):
-                self._heads.saw(stream, version, None if hash_ is None else bytes(hash_))
-                heads[stream] = None if hash_ is None else bytes(hash_)
+            for stream, version, hash_, scheme in await conn.fetch(_STREAM_HEADS, missing):
+                digest = None if hash_ is None else bytes(hash_)
+                self._heads.saw(stream, version, digest, scheme)
+                heads[stream] = (digest, scheme)
+            for stream in missing:  # a stream expected to exist that does not: v1's answer
+                heads.setdefault(stream, (None, chain.CHAIN_V1))
         return heads
 
     @staticmethod
     def _hashes(
-        heads: Mapping[str, bytes | None],
-        streams: Sequence[str],
-        versions: Sequence[int],
-        types: Sequence[str],
-        canonical: Sequence[bytes],
+        appends: Sequence[StreamAppend],
+        heads: Mapping[str, tuple[bytes | None, int]],
+        metadata: Mapping[str, Any],
     ) -> list[bytes]:
-        """Each new event's chain hash, continuing its stream's head (``GENESIS`` for a new
-        stream, and for a head stored without a hash, before migration 0003: such a stream
-        fails verification anyway, "missing hash")."""
-        last: dict[str, bytes] = {}
+        """What each new event's hash column gets: under v2 its body digest (the database
+        chains it as it stamps the time, migration 0015); under v1 its chain hash, continuing
+        its stream's head (``GENESIS`` for a head stored without a hash, before migration 0003:
+        such a stream fails verification anyway, "missing hash")."""
         hashes: list[bytes] = []
-        for stream, version, type_, data in zip(streams, versions, types, canonical, strict=True):
-            prev = last.get(stream) or heads.get(stream) or chain.GENESIS
-            digest = chain.event_hash(prev, stream, version, type_, data)
-            last[stream] = digest
-            hashes.append(digest)
+        for a in appends:
+            prev, scheme = heads[a.stream]
+            for i, event in enumerate(a.events, start=a.expected_version + 1):
+                text = event.data.decode("utf-8")
+                try:
+                    if scheme == chain.CHAIN_V2:
+                        hashes.append(
+                            _v2_body(a.stream, i, event.type, text, metadata, a.seal_keys)
+                        )
+                        continue
+                    canonical = _stored_canonical(text)
+                except chain.MissingSealKey:
+                    raise
+                except ValueError as exc:
+                    raise ValueError(f"event data is not valid JSON: {exc}") from exc
+                prev = chain.event_hash(prev or chain.GENESIS, a.stream, i, event.type, canonical)
+                hashes.append(prev)
         return hashes
 
     async def _refused(
@@ -525,7 +578,7 @@ class EventStore:
         )
         events = [_to_event(r) for r in rows]
         if events:
-            self._heads.saw(stream, events[-1].version, events[-1].hash)
+            self._heads.saw(stream, events[-1].version, events[-1].hash, events[-1].chain)
         return events
 
     async def read_events(
@@ -544,22 +597,24 @@ class EventStore:
         if row is None:
             return []
         if row[2] is not None:
-            self._heads.saw(stream, row[1], bytes(row[2]))
+            self._heads.saw(stream, row[1], bytes(row[2]), row[3])
         return decode(row[0])
 
     async def verify_stream(
-        self, stream: str, *, anchors: Mapping[int, bytes] | None = None
+        self,
+        stream: str,
+        *,
+        anchors: Mapping[int, bytes] | None = None,
+        seal_keys: Mapping[str, bytes] | None = None,
     ) -> chain.ChainVerdict:
         """Recompute the hash chain of ``stream`` (see ``service.domain.chain.verify_chain``).
 
         ``anchors`` are hashes by version known from outside the database: only they catch a
-        removed tail or a suffix rewritten with recomputed hashes.
+        removed tail or a suffix rewritten with recomputed hashes. ``seal_keys``: the keys of
+        the games whose hidden values a v2 stream holds (``chain.seal_key``).
         """
-        links = [
-            chain.ChainLink(e.stream, e.version, e.type, e.data, e.hash)
-            for e in await self.read_stream(stream)
-        ]
-        return chain.verify_chain(links, stream=stream, anchors=anchors)
+        links = [link(e) for e in await self.read_stream(stream)]
+        return chain.verify_chain(links, stream=stream, anchors=anchors, seal_keys=seal_keys)
 
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""
@@ -601,8 +656,22 @@ class EventStore:
             " order by txid, position limit $3",
             *args,
         )
-        return [msgspec.structs.replace(_to_event(r), txid=int(r[8])) for r in rows]
+        return [msgspec.structs.replace(_to_event(r), txid=int(r[9])) for r in rows]
 
     async def last_position(self) -> int:
         """The highest position in the log; 0 when it is empty."""
         return int(await self._pool.fetchval("select coalesce(max(position), 0) from events"))
+
+
+def link(event: RecordedEvent) -> chain.ChainLink:
+    """A stored event as the hash chain sees it."""
+    return chain.ChainLink(
+        event.stream,
+        event.version,
+        event.type,
+        event.data,
+        event.hash,
+        chain=event.chain,
+        metadata=event.metadata,
+        recorded_at=event.recorded_at,
+    )

@@ -39,12 +39,13 @@ class TurnClock:
 
     async def expire_clock(self, game_id: str, deadline: datetime) -> GameState:
         """A stored timer is due: let the clock play (a no-op if the game moved on)."""
-        return await self.play.decide(
+        decided = await self.play.decide(
             game_id,
             lambda state: ExpireClock(deadline=deadline, at=self.ctx.clock()),
             command_id=f"clock:{deadline.isoformat()}",
             metadata={"causation": "expire_clock", "actor": "clock"},
         )
+        return decided.state
 
     async def fire_due_timers(self, limit: int = 50) -> int:
         """Claim the timers that are due by this service's clock and fire them. Several

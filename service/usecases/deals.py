@@ -78,9 +78,11 @@ class Deals:
         bee_seeds = decision_seeds(server_seed, game_id)
         uow.game_events(base, (await play_with_bees(base, start, bee_seeds))[1])
 
-    async def conclude_if_ended(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
-        """When a game has ended: publish its deal, pay its pot and rewards, tell the table,
-        and prepare the next game (so people can contribute seeds to it before play again)."""
+    async def conclude(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
+        """The end of a game, as one step of the unit of work that ended it: publish its deal,
+        pay its pot and rewards, tell the table, and prepare the next game (so people can
+        contribute seeds to it before play again). Nothing if the game has not ended, or was
+        concluded already."""
         game = uow.game_state(game_id)
         if game is None or game.phase != "ended" or game.server_seed is not None:
             return

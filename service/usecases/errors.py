@@ -8,6 +8,10 @@ class NotFound(Exception):
     pass
 
 
+class VersionNotFound(NotFound):
+    """A game has no such version: versions run from 1 to its number of events now."""
+
+
 class Unauthorized(Exception):
     pass
 

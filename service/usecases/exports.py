@@ -18,7 +18,7 @@ from service.domain.audit import (
     TableRecord,
     audit,
 )
-from service.domain.chain import GENESIS
+from service.domain.chain import CHAIN_V1, GENESIS
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.events import DealRevealed, GameStarted, decode_event
 from service.domain.tables import GameOpened, GamePrepared, decode_table_event
@@ -100,6 +100,8 @@ def _rows(recorded: Sequence[RecordedEvent]) -> tuple[ExportedEvent, ...]:
             recorded_at=r.recorded_at,
             hash=r.hash.hex(),
             data=msgspec.json.decode(r.data),
+            chain=r.chain,
+            metadata=r.metadata if r.chain != CHAIN_V1 else None,
         )
         for r in recorded
     )

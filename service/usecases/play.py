@@ -19,7 +19,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
@@ -27,6 +28,7 @@ from service.domain.play import seat_of
 from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
+from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
 from service.store.projections import Statement
@@ -45,13 +47,22 @@ class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_u
     """A move by the caller's own seat. `move_id` is chosen by the client: sending the same move
     again returns the same result and writes nothing."""
 
-    move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    move_id: Annotated[
+        str, msgspec.Meta(min_length=1, max_length=64, pattern="^[^\\u0000\\ud800-\\udfff]*$")
+    ]
 
 
 # The bounds every game has (seed §1: bees 1 to 84 at most, 4 stems), so the document states
-# them and a value outside them is malformed (400) before any rule looks at it.
+# them. A bee outside them is malformed (400) before any rule looks at it; a stem outside them
+# is the rules' own 422 `stem-out-of-range` (docs/rules.md), one answer for every such stem.
 BeeNumber = Annotated[int, msgspec.Meta(ge=1, le=84)]
-StemNumber = Annotated[int, msgspec.Meta(ge=1, le=4)]
+StemNumber = Annotated[
+    int,
+    msgspec.Meta(
+        extra_json_schema={"minimum": 1, "maximum": 4},
+        description="1 to 4; another number is refused with 422 `stem-out-of-range`",
+    ),
+]
 
 
 class Tap(Move, frozen=True, tag="tap"):
@@ -80,9 +91,28 @@ class MoveIdReused(Conflict):
 _ANSWERS = (RuleViolation, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 
-class _Stale(Exception):
-    """A decision on the cached game ended in something other than an append: decide again on
-    a fresh read before answering."""
+class Decided(NamedTuple):
+    """What `Play.decide` answers: the state after the command (after its first run, for a
+    repeat), and whether that is this call's own append."""
+
+    state: GameState
+    appended: bool
+
+
+# The command to decide on a state of the game; None when the caller has no seat in it.
+Intent = Callable[[GameState], Command | None]
+
+
+class _Request(NamedTuple):
+    game_id: str
+    intent: Intent
+    command_id: str
+    metadata: dict[str, Any]
+    guard: Callable[[], Statement] | None
+
+    @property
+    def stream(self) -> str:
+        return stream("game", self.game_id)
 
 
 def move_digest(move: AnyMove) -> str:
@@ -100,6 +130,18 @@ def command_for(move: AnyMove, seat: int, at: datetime) -> Command:
         case ChooseStem():
             return TakeStem(seat=seat, stem=move.stem, at=at)
     raise AssertionError(f"unknown move {move!r}")  # pragma: no cover
+
+
+def move_intent(player_id: str, move: AnyMove, clock: Callable[[], datetime]) -> Intent:
+    """A person's move as an `Intent`: the command of their seat in the state decided on."""
+    return partial(_move_command, player_id, move, clock)
+
+
+def _move_command(
+    player_id: str, move: AnyMove, clock: Callable[[], datetime], state: GameState
+) -> Command | None:
+    seat = seat_of(state, player_id)
+    return None if seat is None else command_for(move, seat, clock())
 
 
 class Play:
@@ -130,152 +172,157 @@ class Play:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
         answer (a repeat, a refusal) is given, so a revoked token never gets one."""
-        if check is not None:
-            appended: list[bool] = []
-            try:
-                view = await self._submit_move(player, game_id, move, check, appended)
-            except GuardRefused:
-                check.identity.forget(check.token)
-                raise Unauthorized(TOKEN_REFUSED) from None
-            except _ANSWERS:
-                await check.verify()
-                raise
-            # Anything else is a 503 (the database) or a 500 (a bug), which say nothing about
-            # the game; checking the token first would only make a struggling database wait
-            # twice.
-            if not appended:
-                await check.verify()
-            return view
-        return await self._submit_move(player, game_id, move, None, [])
+        if check is None:
+            decided = await self._move(player, game_id, move, guard=None)
+        else:
+            decided = await self._checked_move(player, game_id, move, check)
+        seat = seat_of(decided.state, player.player_id)
+        return game_view(decided.state, seat, self.ctx.clock())
 
-    async def _submit_move(
+    async def _checked_move(
+        self, player: Player, game_id: str, move: AnyMove, check: TokenCheck
+    ) -> Decided:
+        try:
+            decided = await self._move(player, game_id, move, guard=check.guard)
+        except GuardRefused:
+            check.identity.forget(check.token)
+            raise Unauthorized(TOKEN_REFUSED) from None
+        except _ANSWERS:
+            await check.verify()
+            raise
+        # Anything else is a 503 (the database) or a 500 (a bug), which say nothing about the
+        # game; checking the token first would only make a struggling database wait twice.
+        if not decided.appended:
+            await check.verify()
+        return decided
+
+    async def _move(
         self,
         player: Player,
         game_id: str,
         move: AnyMove,
-        check: TokenCheck | None,
-        appended: list[bool],
-    ) -> GameView:
-        seat: int | None = None
-
-        def command(state: GameState) -> Command:
-            nonlocal seat
-            seat = seat_of(state, player.player_id)
-            if seat is None:
-                raise Forbidden("You do not sit at this game.")
-            return command_for(move, seat, self.ctx.clock())
-
-        digest = move_digest(move)
-        state = await self.decide(
+        guard: Callable[[], Statement] | None,
+    ) -> Decided:
+        return await self.decide(
             game_id,
-            command,
+            move_intent(player.player_id, move, self.ctx.clock),
             command_id=f"{player.player_id}:{move.move_id}",
             metadata={
                 "causation": move.__struct_config__.tag,
                 "actor": player.player_id,
-                "move_digest": digest,
+                "move_digest": move_digest(move),
             },
-            guard=check.guard if check is not None else None,
-            appended=appended,
+            guard=guard,
         )
-        return game_view(state, seat, self.ctx.clock())
 
     async def decide(
         self,
         game_id: str,
-        command_for: Callable[[GameState], Command],
+        intent: Intent,
         *,
         command_id: str,
         metadata: dict[str, Any],
         guard: Callable[[], Statement] | None = None,
-        appended: list[bool] | None = None,
-    ) -> GameState:
-        """Load → decide (and let bee players pick) → append, decided again when someone else
-        moved first. Returns the state after the command, or after its first run if it was a
-        repeat; a repeat whose `metadata["move_digest"]` differs from the first run's raises
-        `MoveIdReused`. `guard` gives a statement the append must pass (`EventStore.append`);
-        `appended` gets `True` when the answer is this call's own append."""
-        game_stream = stream("game", game_id)
-        digest = metadata.get("move_digest")
+    ) -> Decided:
+        """Load → decide (and let the bee players pick) → append, decided again when someone
+        else moved first (`retry.until_applied`); decisions about one game take turns on this
+        instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
+        state after its first run, or refused with `MoveIdReused` if its
+        `metadata["move_digest"]` differs. `guard` gives a statement the append must pass
+        (`EventStore.append`)."""
+        request = _Request(game_id, intent, command_id, metadata, guard)
+        async with self.turns.turn(request.stream):
+            return await until_applied(partial(self._attempt, request), what="game")
 
-        async def repeat(version: int) -> GameState:
-            if digest is not None:
-                recorded = await self.ctx.store.read_stream(
-                    game_stream, after_version=version - 1, up_to_version=version
-                )
-                first = recorded[0].metadata.get("move_digest") if recorded else None
-                if first is not None and first != digest:
-                    raise MoveIdReused(
-                        "This move_id was already used in this game for a different move; "
-                        "send each new move with a new move_id."
-                    )
-            return await self.repository.game_at(game_id, version)
+    async def _attempt(self, request: _Request) -> Decided:
+        """This instance's last state of the game is current unless another instance wrote
+        since (moves of one stream take turns here): decide on it without a read, and read only
+        when that does not end in an append."""
+        cached = self.repository.cached_game(request.game_id)
+        if cached is not None:
+            decided = await self._decide_on_cached(cached, request)
+            if decided is not None:
+                return decided
+        return await self._decide_on_fresh(await self.repository.game(request.game_id), request)
 
-        async def decide_on(state: GameState, *, cached: bool) -> GameState:
-            """Decide on `state` and append at its version. On a `cached` state (not read from
-            the store for this decision, so possibly behind) only an append is final: any
-            other outcome (a refusal, nothing to do) raises `_Stale`, and so does a conflict,
-            so that it is decided again on a fresh read before it is answered."""
-            try:
-                command = command_for(state)
-            except Forbidden:
-                if cached:
-                    raise _Stale from None
+    async def _decide_on_cached(self, state: GameState, request: _Request) -> Decided | None:
+        """On a cached state (not read for this decision, so possibly behind) only an append
+        is final: None for anything else (no seat, a refusal, nothing to do, a conflict), to be
+        decided again on a fresh read before it is answered."""
+        command = request.intent(state)
+        if command is None:
+            return None
+        try:
+            after, events = await self._play(state, command)
+        except RuleViolation:
+            return None
+        if not events:
+            return None
+        try:
+            return await self._append(request, state, events, after)
+        except ConcurrencyConflict:
+            return None
+
+    async def _decide_on_fresh(self, state: GameState, request: _Request) -> Decided:
+        command = request.intent(state)
+        if command is None:
+            raise Forbidden("You do not sit at this game.")
+        try:
+            after, events = await self._play(state, command)
+        except RuleViolation:
+            # A repeated move is decided on the state after its first run, where it may break
+            # a rule (a second confirm): answer it as the repeat it is. Looked up only on this
+            # slow path; otherwise the append checks the command id itself.
+            done = await self.ctx.store.command_version(request.stream, request.command_id)
+            if done is None:
                 raise
-            try:
-                new_state, events = await play_with_bees(
-                    state, command, await self.repository.bee_seeds(state)
-                )
-            except RuleViolation:
-                if cached:
-                    raise _Stale from None
-                # A repeated move is decided on the state after its first run, where it may
-                # break a rule (a second confirm): answer it as the repeat it is. Looked up only
-                # on this slow path; otherwise the append checks the move id itself.
-                done = await self.ctx.store.command_version(game_stream, command_id)
-                if done is not None:
-                    return await repeat(done)
-                raise
-            if not events:
-                if cached:
-                    raise _Stale
-                return state  # nothing happens (a clock that fired after the game moved on)
+            return await self._repeat(request, done)
+        if not events:
+            return Decided(state, appended=False)  # a clock that fired after the game moved on
+        return await self._append(request, state, events, after)
+
+    async def _play(self, state: GameState, command: Command) -> tuple[GameState, list[Event]]:
+        """The command decided, and the bee players' answers."""
+        return await play_with_bees(state, command, await self.repository.bee_seeds(state))
+
+    async def _append(
+        self, request: _Request, state: GameState, events: list[Event], after: GameState
+    ) -> Decided:
+        """Write the game's events in one unit of work with the command id (and, when they end
+        the game, the end of the game: `Deals.conclude`), then deliver what it paid."""
+        if after.phase == "ended":
+            # The table learns in the same transaction, so play again sees it at once.
+            uow = UnitOfWork(self.repository, await self.repository.table(after.table_id))
+            uow.game_events(state, events, after)
+            await self.deals.conclude(uow, request.game_id, prepare=True)
+        else:
             uow = UnitOfWork(self.repository)
-            if new_state.phase == "ended":
-                # The table learns in the same transaction, so play again sees it at once.
-                uow = UnitOfWork(self.repository, await self.repository.table(new_state.table_id))
-            uow.game_events(state, events, new_state)
-            await self.deals.conclude_if_ended(uow, game_id, prepare=True)
-            try:
-                await uow.commit(
-                    {"command_id": command_id, **metadata},
-                    command=(game_stream, command_id),
-                    guard=guard() if guard is not None else None,
+            uow.game_events(state, events, after)
+        try:
+            await uow.commit(
+                {"command_id": request.command_id, **request.metadata},
+                command=(request.stream, request.command_id),
+                guard=request.guard() if request.guard is not None else None,
+            )
+        except DuplicateCommand as duplicate:
+            return await self._repeat(request, duplicate.version)
+        await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
+        final = uow.game_state(request.game_id)
+        assert final is not None
+        return Decided(final, appended=True)
+
+    async def _repeat(self, request: _Request, version: int) -> Decided:
+        """The answer to a command already applied at `version`: the state it produced, unless
+        its body differs from the first run's (`MoveIdReused`)."""
+        digest = request.metadata.get("move_digest")
+        if digest is not None:
+            recorded = await self.ctx.store.read_stream(
+                request.stream, after_version=version - 1, up_to_version=version
+            )
+            first = recorded[0].metadata.get("move_digest") if recorded else None
+            if first is not None and first != digest:
+                raise MoveIdReused(
+                    "This move_id was already used in this game for a different move; "
+                    "send each new move with a new move_id."
                 )
-            except DuplicateCommand as duplicate:
-                return await repeat(duplicate.version)
-            except ConcurrencyConflict:
-                if cached:
-                    raise _Stale from None
-                raise
-            await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
-            final = uow.game_state(game_id)
-            assert final is not None
-            if appended is not None:
-                appended.append(True)
-            return final
-
-        async def attempt() -> GameState:
-            # This instance's last state of the game is current unless another instance wrote
-            # since (moves of one stream take turns here): decide on it without a read, and
-            # read only when that does not end in an append.
-            cached = self.repository.cached_game(game_id)
-            if cached is not None:
-                try:
-                    return await decide_on(cached, cached=True)
-                except _Stale:
-                    pass
-            return await decide_on(await self.repository.game(game_id), cached=False)
-
-        async with self.turns.turn(game_stream):
-            return await until_applied(attempt, what="game")
+        return Decided(await self.repository.game_at(request.game_id, version), appended=False)

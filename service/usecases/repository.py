@@ -12,10 +12,10 @@ from collections import OrderedDict
 
 import msgspec
 
+from service.domain.chain import seal_key
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
-from service.domain.play import has_strong_bees
 from service.domain.players import PlayerRecord, player_record
-from service.domain.rules.bees import SeedFor, decision_seeds
+from service.domain.rules.bees import SeedFor, decision_seeds, needs_decision_seeds
 from service.domain.rules.engine import GameState, fold, initial_state
 from service.domain.rules.events import decode_events
 from service.domain.tables import TableState, decode_table_event, fold_table
@@ -77,6 +77,9 @@ class Repository:
         self.ctx = ctx
         self.games = games or GameStates()
         self.tables = TableStates()
+        # Each game's seal key (`chain.seal_key`): a game's every event needs it (chain v2), and
+        # it never changes, so it is read once an instance; as secret as the server seed.
+        self._seal_keys: OrderedDict[str, bytes | None] = OrderedDict()
 
     async def game(self, game_id: str) -> GameState:
         state = self.games.get(game_id) or initial_state
@@ -130,9 +133,10 @@ class Repository:
         return player_record((r.type, r.data) for r in recorded)
 
     async def bee_seeds(self, state: GameState) -> SeedFor | None:
-        """The seeds the game's strong bees decide from (`bees.bee_decision_seed`, derived from
-        its server seed), or None when no seat needs one: then no query is made."""
-        if not has_strong_bees(state):
+        """The seeds the game's seeded bees (`Level.seeded`: the strong level) decide from
+        (`bees.bee_decision_seed`, derived from its server seed), or None when no seat needs
+        one: then no query is made."""
+        if not needs_decision_seeds(state):
             return None
         return decision_seeds(await self.server_seed(state.game_id), state.game_id)
 
@@ -141,3 +145,19 @@ class Repository:
         seed = await self.ctx.pool.fetchval(_SERVER_SEED, game_id)
         assert isinstance(seed, bytes), f"no server seed for game {game_id}"
         return seed
+
+    async def seal_key(self, game_id: str, server_seed: bytes | None = None) -> bytes | None:
+        """The key that seals the game's hidden values in the hash chain (v2), from its server
+        seed (given, when the caller holds it); None for a game dealt before fair deals, which
+        has no seed and whose stream is chained under v1."""
+        if server_seed is not None:  # not committed yet: nothing to cache until it is
+            return seal_key(game_id, server_seed)
+        if game_id in self._seal_keys:
+            self._seal_keys.move_to_end(game_id)
+            return self._seal_keys[game_id]
+        stored = await self.ctx.pool.fetchval(_SERVER_SEED, game_id)
+        key = None if stored is None else seal_key(game_id, bytes(stored))
+        self._seal_keys[game_id] = key
+        while len(self._seal_keys) > 20_000:
+            self._seal_keys.popitem(last=False)
+        return key

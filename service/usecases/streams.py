@@ -414,6 +414,10 @@ def entry_type(entry: AnyLogEntry) -> str:
 Render = Callable[[Sequence[RecordedEvent], bool], Sequence[AnyLogEntry]]
 
 
+# The last version a stream can hold (`events.version` is a PostgreSQL integer).
+MAX_VERSION = 2**31 - 1
+
+
 class Streams:
     def __init__(self, ctx: Context, repository: Repository, watching: Watching) -> None:
         self.ctx = ctx
@@ -426,7 +430,9 @@ class Streams:
         state = await self.repository.game(game_id)
         seat = await viewer_seat(self.repository, state, player)
         recorded = await self.ctx.store.read_stream(
-            stream("game", game_id), after_version=after, up_to_version=after + limit
+            stream("game", game_id),
+            after_version=after,
+            up_to_version=min(after + limit, MAX_VERSION),  # a version is an int4 column
         )
         return visible_events(recorded, seat, game_over=state.phase == "ended")
 

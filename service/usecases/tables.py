@@ -347,7 +347,7 @@ class Tables:
         if decided.game_change is not None:
             game_before, game_events = decided.game_change
             uow.game_events(game_before, game_events)
-            await self.deals.conclude_if_ended(uow, game_before.game_id, prepare=not closing)
+            await self.deals.conclude(uow, game_before.game_id, prepare=not closing)
         for event in closing:
             uow.table_event(event)
         if decided.deal:

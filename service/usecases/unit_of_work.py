@@ -35,6 +35,7 @@ from service.domain.rules.events import (
     encode_event,
     event_type,
 )
+from service.domain.table_events import SeedContributed, SeedRevealed
 from service.domain.tables import (
     TableEventUnion,
     TableState,
@@ -165,8 +166,13 @@ class UnitOfWork:
         """Append everything in one transaction. Raises `ConcurrencyConflict` when any stream
         moved on since it was decided on (nothing is written), `DuplicateCommand` when
         `command` was processed before, `GuardRefused` when `guard` refused it."""
+        keys = await self._seal_keys()
         await self.repository.ctx.store.append(
-            *self._appends(), metadata=metadata, command=command, also=self._also(), guard=guard
+            *self._appends(keys),
+            metadata=metadata,
+            command=command,
+            also=self._also(),
+            guard=guard,
         )
         for game_id, entry in self._games.items():
             self.repository.games.put(game_id, entry.after)
@@ -174,7 +180,20 @@ class UnitOfWork:
     def games(self) -> list[GameState]:
         return [entry.after for entry in self._games.values()]
 
-    def _appends(self) -> list[StreamAppend]:
+    async def _seal_keys(self) -> dict[str, bytes]:
+        """The seal keys of the games whose hidden values this unit writes (chain v2): every
+        game it appends to, and every game a seed event of the table seeds."""
+        seeded = {
+            e.game_id for e in self.table_events if isinstance(e, SeedContributed | SeedRevealed)
+        }
+        keys: dict[str, bytes] = {}
+        for game_id in {*self._games, *seeded}:
+            key = await self.repository.seal_key(game_id, self._secrets.get(game_id))
+            if key is not None:
+                keys[game_id] = key
+        return keys
+
+    def _appends(self, keys: dict[str, bytes]) -> list[StreamAppend]:
         appends = []
         if self.table_events and self.before is not None:
             appends.append(
@@ -184,6 +203,7 @@ class UnitOfWork:
                     events=[
                         _new(table_event_type(e), encode_table_event(e)) for e in self.table_events
                     ],
+                    seal_keys=keys,
                 )
             )
         for game_id, game in self._games.items():
@@ -192,6 +212,7 @@ class UnitOfWork:
                     stream=stream("game", game_id),
                     expected_version=game.version,
                     events=[_new(event_type(e), encode_event(e)) for e in game.events],
+                    seal_keys=keys,
                 )
             )
         for player_id, wallet in self._wallets.items():

@@ -63,11 +63,21 @@ def test_the_log_shows_every_event_redacted_and_the_honest_deal_checks_out(page:
     open_meadow(page)
     log = page.locator("#meadow-panel .log .ev")
     types = log.evaluate_all("items => items.map(i => i.dataset.type)")
-    assert types[-1] == "deal_committed" and "game_started" in types and "picks_revealed" in types
+    # Oldest first: the log reads in the order the game was played (issue 25, item 12).
+    assert types[0] == "deal_committed" and "game_started" in types and "picks_revealed" in types
+    versions = log.evaluate_all("items => items.map(i => Number(i.dataset.version))")
+    assert versions == sorted(versions)
     # While the game runs, Buzz's hand is hidden in the log as the API hides it.
     started = json.loads(page.locator('.ev[data-type="game_started"] pre').text_content())
     assert started["hands"][0] is not None and started["hands"][1] is None
     assert page.locator(".verdict").get_attribute("data-status") == "pending"
+    # The fingerprint the board stored before turn 1 is shown at once, not "not yet" (item 6).
+    fingerprint = page.evaluate(
+        "id => JSON.parse(localStorage.getItem(`swarm.meadow.${id}`)).fingerprint",
+        page.url.split("#/game/")[1],
+    )
+    recorded = page.locator(".verdict .recorded dd").all_inner_texts()
+    assert fingerprint and fingerprint in recorded and "not yet" not in recorded
 
     play_to_end(page)
     assert verdict(page) == "ok"
@@ -78,7 +88,7 @@ def test_the_log_shows_every_event_redacted_and_the_honest_deal_checks_out(page:
     assert "Fair deal: checked in your browser" in page.locator(".verdict-title").inner_text()
     assert "✔ Fair deal" in page.locator(".result .verdict-line").inner_text()
     types = log.evaluate_all("items => items.map(i => i.dataset.type)")
-    assert types[:2] == ["deal_revealed", "game_ended"]
+    assert types[-2:] == ["game_ended", "deal_revealed"]
     # Back to setup from the result.
     page.get_by_role("button", name="Close the Meadow log").click()
     page.get_by_role("button", name="Back to setup").click()

@@ -250,18 +250,43 @@ def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_
         scores = page.locator(".scores").bounding_box()
         stems = page.locator(".stems").bounding_box()
         assert scores["y"] + scores["height"] <= stems["y"], "stings are not above the stems"
+        # Every seat in view, none scrolled off to the side (issue 25, item 9).
         seats = page.locator(".scores .seat").all()
-        assert len(seats) == 8 and len({round(s.bounding_box()["y"]) for s in seats}) == 1
+        assert len(seats) == 8
+        for seat in seats:
+            box = seat.bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= 375
         for slot in page.locator(".stem .slot").all():
             box = slot.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= 375
         for bee in page.locator(".hand button.bee").all():
             box = bee.bounding_box()
             assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+        # The 55's seven stings stay on its card (issue 25, item 9).
+        spill = page.evaluate(
+            """async () => {
+                const card = (await import('/game.js')).beeCard(55);
+                document.querySelector('.stems .slot:not(.filled)').append(card);
+                const c = card.getBoundingClientRect();
+                const s = card.querySelector('.stings').getBoundingClientRect();
+                card.remove();
+                return [c.left - s.left, s.right - c.right];
+            }"""
+        )
+        assert max(spill) <= 0, f"the 55's stings spill off its card by {spill} px"
+        # The Leave confirmation fits the window.
+        page.get_by_role("button", name="Leave", exact=True).tap()
+        box = page.locator(".leave-confirm").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 375
+        page.get_by_role("button", name="Stay").tap()
         page.locator(".hand button.bee").first.tap()
         page.locator(".hand button.bee.tapped").wait_for()
         page.get_by_role("button", name="CONFIRM").tap()
         wait_idle(page)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 375
+        # The lobby does not scroll sideways either.
+        page.goto(board_url + "/#/lobby")
+        page.locator(".lobby-table, .lobby .empty").first.wait_for()
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
     finally:
         ctx.close()
@@ -314,3 +339,21 @@ def test_strong_bees_are_chosen_at_setup_and_list_my_games_resumes_a_cleared_bro
     page.get_by_role("link", name="Resume the game").click()
     page.locator(".hand button.bee").first.wait_for()
     assert game_id(page) == game
+
+
+def test_the_no_connection_banner_comes_at_once_and_clears_at_once_when_back(
+    page: Any, context: Any
+) -> None:
+    """Issue 25, item 8: offline, the board says so at once (the clock may be running); back
+    online, the banner goes within a second and a half, not at the next event."""
+    start_solo(page, players=2)
+    page.locator("#meadow-panel .log .ev").first.wait_for(state="attached")  # the stream is open
+    context.set_offline(True)
+    problem = page.locator("#problem .problem")
+    problem.wait_for(timeout=2_000)
+    assert "No connection" in problem.inner_text()
+    page.wait_for_timeout(3_000)
+    context.set_offline(False)
+    problem.wait_for(state="detached", timeout=1_500)
+    page.locator(".hand button.bee").first.click()  # and the board works again
+    page.locator(".hand button.bee.tapped").wait_for()

@@ -4,6 +4,7 @@ pattern, be dealt from, and then fail the game's own audit)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,6 +17,7 @@ from litestar.testing import AsyncTestClient
 from service.api.app import create_app
 from service.api.bodies import GuestIn, SeedIn
 from service.domain.audit import audit
+from service.domain.names import InvalidName, display_name, name_pattern
 from tests.e2e.api_client import Api
 
 HEX = r"(?:[0-9a-f]{2}){0,64}"
@@ -49,8 +51,11 @@ async def client(database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
 
 def test_no_pattern_lets_a_trailing_newline_through() -> None:
     assert not accepted(SeedIn, client_seed="ab\n")
-    assert not accepted(GuestIn, name="Ada\n")
     assert accepted(SeedIn, client_seed="ab") and accepted(GuestIn, name="Ada")
+    # A name's pattern is the name rule, applied by `display_name` (422 `invalid-name`).
+    assert re.search(name_pattern(), "Ada\n") is None and re.search(name_pattern(), "Ada")
+    with pytest.raises(InvalidName):
+        display_name("Ada\n")
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))

@@ -20,6 +20,9 @@ async def test_a_token_that_hammers_gets_429_and_others_are_unaffected(database_
         assert limited, [a.status_code for a in answers]
         body = assert_problem(limited[0], 429, "too-many-requests")
         assert body["title"]
+        # It says when to come back (issue 27: every 429 has Retry-After), within the window.
+        assert 1 <= int(limited[0].headers["retry-after"]) <= 1, limited[0].headers
+        assert limited[0].headers["ratelimit-limit"] == "5"
         # Another token has its own budget, and the health check is never limited.
         assert (await client.get("/tables", headers=bob.headers)).status_code == 200
         health = [(await client.get("/health")).status_code for _ in range(10)]

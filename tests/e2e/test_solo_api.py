@@ -194,8 +194,8 @@ async def test_rule_violations_are_409_or_400_with_their_code(ada: Api) -> None:
     not_mine = next(b for b in range(1, 45) if b not in hand)
     assert_problem(await ada.move(gid, type="tap", bee=not_mine), 409, "bee-not-in-hand")
     assert_problem(await ada.move(gid, type="confirm"), 409, "nothing-tapped")
-    # A stem outside 1-4 is outside the document's bounds: malformed before any rule runs.
-    assert_problem(await ada.move(gid, type="take_stem", stem=9), 400, "bad-request")
+    # A stem outside 1-4 has one answer, the rules' (docs/rules.md, docs/errors.md, issue 27).
+    assert_problem(await ada.move(gid, type="take_stem", stem=9), 422, "stem-out-of-range")
     assert_problem(await ada.move(gid, type="tap", bee=0), 400, "bad-request")
     assert_problem(await ada.move(gid, type="take_stem", stem=2), 409, "not-your-decision")
     assert (await ada.game(gid))["version"] == game["version"]
@@ -222,3 +222,17 @@ async def test_bad_guest_names_and_player_counts_are_400(anon: Api, ada: Api) ->
 async def test_every_response_carries_a_request_id(ada: Api) -> None:
     response = await ada.client.get("/health", headers={"X-Request-ID": "trace-me"})
     assert response.headers["x-request-id"] == "trace-me"
+
+
+@pytest.mark.parametrize("after", [2147482648, 2147483647])
+async def test_the_last_pages_of_the_log_are_empty_not_an_error(ada: Api, after: int) -> None:
+    """`after + limit` past the largest version a log can hold (int4) is an empty page, not a
+    500 (issue 27)."""
+    game = (await ada.solo_table())["game"]
+    response = await ada.client.get(
+        f"/games/{game['game_id']}/events",
+        params={"after": after, "limit": 1000},
+        headers=ada.headers,
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["events"] == []

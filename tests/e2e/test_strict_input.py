@@ -1,5 +1,6 @@
-"""Input is decoded strictly (issue 11): no coercion of strings or floats to integers, JSON
-bodies only, and a move_id reused with a different body is refused without changing anything."""
+"""Input is decoded strictly (issue 11): no coercion of strings or fractions to integers (a whole
+number written `4.0` is JSON Schema's integer 4, issue 27), JSON bodies only, and a move_id reused
+with a different body is refused without changing anything."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def assert_problem(response: Any, status: int, code: str) -> None:
     "move",
     [
         {"type": "tap", "bee": "21"},
-        {"type": "tap", "bee": 21.0},
+        {"type": "tap", "bee": 21.5},
         {"type": "tap", "bee": True},
         {"type": "take_stem", "stem": "1"},
         {"type": "confirm", "bee": "3"},
@@ -35,8 +36,27 @@ async def test_numbers_are_not_coerced(ada: Api, move: dict[str, Any]) -> None:
     assert (await ada.events(game["game_id"]))["game_version"] == before["game_version"]
 
 
+async def test_a_whole_number_written_with_a_fraction_is_an_integer(ada: Api) -> None:
+    """JSON Schema's `integer` is any number without a fraction, so the document cannot refuse
+    `4.0`; the server takes it as the document says."""
+    table = await ada.client.post("/solo-tables", json={"players": 3.0}, headers=ada.headers)
+    assert table.status_code == 201, table.text
+    game = table.json()["game"]
+    assert len(game["seats"]) == 3
+    moved = await ada.move(game["game_id"], type="tap", bee=float(game["hand"][0]))
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["tapped"] == game["hand"][0]
+
+
+@pytest.mark.parametrize("stem", [0, 5, -1, 1000])
+async def test_a_stem_out_of_range_is_one_answer(ada: Api, stem: int) -> None:
+    game = (await ada.solo_table())["game"]
+    response = await ada.move(game["game_id"], type="take_stem", stem=stem)
+    assert_problem(response, 422, "stem-out-of-range")
+
+
 async def test_table_sizes_are_not_coerced(ada: Api) -> None:
-    for body in ({"players": "4"}, {"players": 4.0}):
+    for body in ({"players": "4"}, {"players": 4.5}):
         response = await ada.client.post("/solo-tables", json=body, headers=ada.headers)
         assert_problem(response, 400, "bad-request")
     response = await ada.client.post("/tables", json={"seats": "3"}, headers=ada.headers)

@@ -472,7 +472,8 @@ async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
     forged = bytes(32)
     with pytest.raises(asyncpg.PostgresError) as info:
         await pool.fetch(
-            "select * from append_events($1, $2, $3, $4, $5, $6, $7, $8, '{}', null, null, null)",
+            "select * from append_events("
+            "$1, $2, $3, $4, $5, $6, $7, $8, '{}', null, null, null, '{2}'::smallint[])",
             [stream],
             [1],
             [forged],
@@ -487,7 +488,7 @@ async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
 
     # A second store (another instance) whose idea of the head is wrong recovers by itself.
     other = EventStore(pool)
-    other._heads.saw(stream, 1, forged)
+    other._heads.saw(stream, 1, forged, chain.CHAIN_V2)
     await other.append(StreamAppend(stream, 1, [event(n=2)]))
     verdict = await event_store.verify_stream(stream)
     assert verdict.ok and verdict.verified == 2, verdict

@@ -18,7 +18,13 @@ import msgspec
 import pytest
 
 from service.domain import chain
-from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
+from service.store.events import (
+    ConcurrencyConflict,
+    EventStore,
+    NewEvent,
+    RecordedEvent,
+    StreamAppend,
+)
 
 
 def new_stream(prefix: str = "chain") -> str:
@@ -58,23 +64,29 @@ async def tamper(conn: asyncpg.Connection[asyncpg.Record], sql: str, *args: obje
         await conn.execute("alter table events enable trigger user")
 
 
+def v2_hash(prev: bytes, e: RecordedEvent) -> bytes:
+    """The v2 link of a stored event of a stream that hides nothing (docs/fairness.md)."""
+    body = chain.body_digest(
+        e.stream, e.version, e.type, msgspec.json.decode(e.data), e.metadata, {}
+    )
+    return chain.link_hash_v2(prev, body, e.recorded_at)
+
+
 async def test_appended_events_carry_hashes_that_verify(event_store: EventStore) -> None:
     stream, other = new_stream(), new_stream()
     first = await event_store.append(StreamAppend(stream, 0, [event("Created", seats=3)]))
     more = await event_store.append(
         StreamAppend(stream, 1, [event("Joined", seat=1), event("Joined", seat=2)]),
         StreamAppend(other, 0, [event("Created", seats=2)]),
+        metadata={"actor": "p-1"},
     )
     recorded = first + [e for e in more if e.stream == stream]
 
-    assert all(len(e.hash) == 32 for e in first + more)
-    assert recorded[0].hash == chain.event_hash(
-        chain.GENESIS, stream, 1, "Created", chain.canonical_json({"seats": 3})
-    )
+    assert all(len(e.hash) == 32 and e.chain == chain.CHAIN_V2 for e in first + more)
+    assert recorded[0].hash == v2_hash(chain.GENESIS, recorded[0])
     for prev, e in itertools.pairwise(recorded):
-        assert e.hash == chain.event_hash(
-            prev.hash, stream, e.version, e.type, chain.canonical_json(e.data)
-        )
+        assert e.hash == v2_hash(prev.hash, e)
+        assert e.recorded_at >= prev.recorded_at
     assert await event_store.read_stream(stream) == recorded
 
     verdict = await event_store.verify_stream(stream)
@@ -85,6 +97,38 @@ async def test_appended_events_carry_hashes_that_verify(event_store: EventStore)
     )
     anchored = await event_store.verify_stream(stream, anchors={3: recorded[-1].hash})
     assert anchored.ok
+
+
+async def test_a_stream_begun_under_v1_goes_on_under_v1(
+    event_store: EventStore, superuser: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    """A stream stored before migration 0015 keeps its chain version: its later events are
+    chained under v1 too, so its old hashes stay valid and its chain unbroken."""
+    stream = new_stream()
+    digest = chain.event_hash(chain.GENESIS, stream, 1, "Created", chain.canonical_json({"n": 1}))
+    await superuser.execute(
+        "insert into events (stream, version, type, data, hash, chain)"
+        " values ($1, 1, 'Created', '{\"n\": 1}', $2, 1)",
+        stream,
+        digest,
+    )
+    [second] = await EventStore(event_store._pool).append(StreamAppend(stream, 1, [event(n=2)]))
+    assert second.chain == chain.CHAIN_V1
+    assert second.hash == chain.event_hash(digest, stream, 2, "Happened", b'{"n":2}')
+    assert (await event_store.verify_stream(stream)).ok
+
+
+async def test_the_database_refuses_to_mix_chain_versions_in_a_stream(
+    event_store: EventStore, superuser: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    stream = await stream_of(event_store, 1)
+    with pytest.raises(asyncpg.PostgresError, match="chained under v2"):
+        await superuser.execute(
+            "insert into events (stream, version, type, data, hash, chain)"
+            " values ($1, 2, 'Happened', '{}', $2, 1)",
+            stream,
+            bytes(32),
+        )
 
 
 async def test_the_hash_covers_the_data_as_jsonb_stores_it(event_store: EventStore) -> None:
@@ -160,17 +204,30 @@ async def test_a_superuser_edit_with_a_recomputed_hash_fails_at_the_next_version
 ) -> None:
     stream = await stream_of(event_store, 5)
     events = await event_store.read_stream(stream)
-    forged = chain.event_hash(
-        events[1].hash, stream, 3, "Happened", chain.canonical_json({"n": 30})
-    )
+    edited = msgspec.structs.replace(events[2], data=b'{"n":30}')
     await tamper(
         superuser,
         "update events set data = '{\"n\": 30}', hash = $2 where stream = $1 and version = 3",
         stream,
-        forged,
+        v2_hash(events[1].hash, edited),
     )
     verdict = await event_store.verify_stream(stream)
     assert (verdict.failed_version, verdict.reason) == (4, "hash mismatch")
+
+
+async def test_a_superuser_edit_of_a_time_stamp_fails_at_that_version(
+    event_store: EventStore, superuser: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    """v2 covers recorded_at: moving an event's time (here by one microsecond) breaks its link."""
+    stream = await stream_of(event_store, 3)
+    await tamper(
+        superuser,
+        "update events set recorded_at = recorded_at + interval '1 microsecond'"
+        " where stream = $1 and version = 2",
+        stream,
+    )
+    verdict = await event_store.verify_stream(stream)
+    assert (verdict.failed_version, verdict.reason) == (2, "hash mismatch")
 
 
 async def test_a_superuser_delete_of_a_middle_event_fails_at_that_version(

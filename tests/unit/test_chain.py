@@ -4,21 +4,27 @@ verification catches."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import json
 import re
+import struct
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
 import pytest
 
+from service.domain import chain, fairness
 from service.domain.chain import (
     GENESIS,
     ChainLink,
     canonical_json,
+    canonical_value,
     event_hash,
     link_hash,
+    seal_key,
     verify_chain,
 )
 
@@ -303,3 +309,100 @@ def test_a_slice_is_verified_from_its_previous_hash() -> None:
     assert verify_chain(tail, after=(1, links[1].hash)).reason == "version gap"
     early = verify_chain(tail, after=(2, links[1].hash), anchors={2: links[1].hash})
     assert early.reason == "truncated"
+
+
+# --- chain v2 (docs/fairness.md, "Version 2" and its vectors) --------------------------------
+
+SEAL_KEY_VECTORS = _doc_blocks("seal_key_vector")
+V2_VECTORS = _doc_blocks("chain_v2_vector")
+
+
+def test_the_doc_has_its_v2_vectors() -> None:
+    assert [v["chain_v2_vector"] for v in V2_VECTORS] == ["game-1", "game-2", "game-3", "table-4"]
+    assert len(SEAL_KEY_VECTORS) == 1
+
+
+def test_seal_key_vector() -> None:
+    [v] = SEAL_KEY_VECTORS
+    message = fairness.encode(b"swarm/seal-key/v2", v["game_id"].encode())
+    assert message.hex() == v["seal_key_message"]
+    key = seal_key(v["game_id"], bytes.fromhex(v["server_seed"]))
+    assert key.hex() == v["seal_key"]
+    assert hmac.digest(bytes.fromhex(v["server_seed"]), message, "sha256") == key
+
+
+@pytest.mark.parametrize("v", V2_VECTORS, ids=lambda v: v["chain_v2_vector"])
+def test_chain_v2_vector(v: dict[str, str]) -> None:
+    [k] = SEAL_KEY_VECTORS
+    keys = {k["game_id"]: bytes.fromhex(k["seal_key"])}
+    stream, version = v["stream"], int(v["version"])
+    data = json.loads(bytes.fromhex(v["data_hex"]))
+    metadata = json.loads(bytes.fromhex(v["metadata_hex"]))
+    sealed_data = chain.sealed(stream, version, data, keys)
+    assert canonical_value(sealed_data).hex() == v["sealed_data_hex"]
+    covered = chain.covered_metadata(stream, version, metadata, keys)
+    assert canonical_value(covered).hex() == v["covered_metadata_hex"]
+    body_preimage = bytes.fromhex(v["body_preimage"])
+    assert body_preimage == fairness.encode(
+        b"swarm/event-body/v2",
+        stream.encode(),
+        fairness.u32(version),
+        v["type"].encode(),
+        bytes.fromhex(v["sealed_data_hex"]),
+        bytes.fromhex(v["covered_metadata_hex"]),
+    )
+    body = chain.body_digest(stream, version, v["type"], data, metadata, keys)
+    assert body.hex() == v["body"] == hashlib.sha256(body_preimage).hexdigest()
+    at = msgspec.convert(v["recorded_at"], datetime)
+    assert chain.micros(at) == int(v["recorded_at_micros"])
+    prev = bytes.fromhex(v["prev_hash"])
+    link_preimage = bytes.fromhex(v["link_preimage"])
+    stamp = struct.pack(">q", int(v["recorded_at_micros"]))
+    assert link_preimage == b"swarm/event/v2" + prev + body + stamp
+    assert chain.link_hash_v2(prev, body, at).hex() == v["hash"]
+    assert hashlib.sha256(link_preimage).hexdigest() == v["hash"]
+    # What is hidden is gone from what the body hashes: no field of the sealed data is a bee.
+    hidden = chain.HIDDEN[stream.split("-")[0]].get(v["type"], ())
+    for name in hidden:
+        assert name not in sealed_data or isinstance(sealed_data[name], str | list)
+
+
+def test_the_v2_game_vectors_chain_and_verify() -> None:
+    [k] = SEAL_KEY_VECTORS
+    keys = {k["game_id"]: bytes.fromhex(k["seal_key"])}
+    game = [v for v in V2_VECTORS if v["stream"].startswith("game-")]
+    links = [
+        ChainLink(
+            stream=v["stream"],
+            version=int(v["version"]),
+            type=v["type"],
+            data=bytes.fromhex(v["data_hex"]),
+            hash=bytes.fromhex(v["hash"]),
+            chain=chain.CHAIN_V2,
+            metadata=json.loads(bytes.fromhex(v["metadata_hex"])),
+            recorded_at=msgspec.convert(v["recorded_at"], datetime),
+        )
+        for v in game
+    ]
+    assert verify_chain(links, seal_keys=keys).ok
+    # Without the key (during the game) a v2 link cannot be recomputed at all.
+    assert not verify_chain(links).ok
+    # A time moved back before the event before it is refused even with a matching hash.
+    late = msgspec.structs.replace(links[1], recorded_at=links[2].recorded_at)
+    assert verify_chain([links[0], late, links[2]], seal_keys=keys).reason == "hash mismatch"
+    # One stream, one chain version: a v1 link in a v2 stream fails.
+    mixed = msgspec.structs.replace(links[2], chain=chain.CHAIN_V1)
+    assert not verify_chain([links[0], links[1], mixed], seal_keys=keys).ok
+
+
+def test_a_seal_depends_on_key_place_and_value() -> None:
+    key, other = bytes(32), bytes([1]) * 32
+    base = chain.seal(key, "game-g", 3, "bee", 17)
+    assert len(base) == 64 and base == base.lower()
+    assert chain.seal(other, "game-g", 3, "bee", 17) != base
+    assert chain.seal(key, "game-h", 3, "bee", 17) != base
+    assert chain.seal(key, "game-g", 4, "bee", 17) != base
+    assert chain.seal(key, "game-g", 3, "by_clock", 17) != base
+    assert chain.seal(key, "game-g", 3, "bee", 18) != base
+    with pytest.raises(chain.MissingSealKey):
+        chain.sealed("game-g", 3, {"type": "bee_tapped", "seat": 1, "bee": 4}, {})

@@ -3,13 +3,21 @@ account name (the TS #39 skeleton of the case-folded name)."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from service.domain.names import InvalidName, display_name, skeleton
+from service.domain.names import (
+    NAME_MAX,
+    NAME_MIN,
+    InvalidName,
+    display_name,
+    name_pattern,
+    skeleton,
+)
 from service.store.confusables import prototypes
 from service.usecases.accounts import name_key  # the domain's key, given Unicode's confusables
 
@@ -100,3 +108,21 @@ def test_accepted_names_are_stable_and_visible(raw: str) -> None:
     assert shown == shown.strip() and "\n" not in shown
     assert any(unicodedata.category(c)[0] in "LNPS" for c in shown)
     assert name_key(shown)  # every accepted name has a key to be found by
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.from_regex(name_pattern(), fullmatch=True).filter(lambda n: len(n) <= NAME_MAX))
+def test_every_name_the_document_allows_is_accepted(raw: str) -> None:
+    """The document's pattern (`name_pattern`, with `maxLength`) is exactly the rule: what
+    matches it is a name (and what does not is refused, by `display_name`'s first check)."""
+    shown = display_name(raw)
+    assert NAME_MIN <= len(shown) <= NAME_MAX
+
+
+@given(st.text(max_size=NAME_MAX))
+def test_a_name_the_pattern_refuses_is_refused(raw: str) -> None:
+    if re.match(name_pattern(), raw) is None:
+        with pytest.raises(InvalidName):
+            display_name(raw)
+    else:
+        display_name(raw)

@@ -834,6 +834,18 @@ def test_error_bee_not_in_hand() -> None:
         decide(ConfirmPick(seat=1, bee=99), state)
 
 
+def test_a_refused_bee_says_nothing_of_whose_hand_it_is_in() -> None:
+    """No error channel: refusing a bee in another seat's hand reads exactly as refusing one
+    that was never dealt (same class, code and message, bee number aside)."""
+    state = given(*T_TURN_1)
+    refusals = []
+    for bee in (2, 99):  # seat 2's bee; no bee of the deck
+        with pytest.raises(errors.BeeNotInHand) as info:
+            decide(TapBee(seat=1, bee=bee), state)
+        refusals.append((type(info.value), info.value.code, str(info.value).replace(str(bee), "N")))
+    assert refusals[0] == refusals[1]
+
+
 def test_error_a_played_bee_is_no_longer_in_hand() -> None:
     state = run(given(*T_TURN_1), ConfirmPick(seat=1, bee=11), ConfirmPick(seat=2, bee=8))
     with pytest.raises(errors.BeeNotInHand):

@@ -144,3 +144,42 @@ def test_a_redacted_pick_is_null_not_absent() -> None:
     hidden = _json(visible_event(started, None, game_over=False))
     assert hidden["hands"] == [None, None]
     assert set(hidden) == set(_json(started))
+
+
+def test_a_redacted_event_is_the_same_bytes_whatever_it_hides() -> None:
+    """No size channel: another seat's tap or pick encodes to the very same bytes for every bee
+    and clock play, and the deal to the same bytes for every other seat's hand."""
+    other = 2
+    for viewer in (1, None):
+        taps = {
+            msgspec.json.encode(visible_event(BeeTapped(seat=other, bee=bee), viewer, False))
+            for bee in range(1, 85)
+        }
+        picks = {
+            msgspec.json.encode(
+                visible_event(PickConfirmed(seat=other, bee=bee, by_clock=play), viewer, False)
+            )
+            for bee in range(1, 85)
+            for play in ("none", "tapped", "lowest")
+        }
+        assert len(taps) == 1 and len(picks) == 1, viewer
+        deals = {
+            msgspec.json.encode(
+                visible_event(
+                    GameStarted(
+                        game_id="g",
+                        table_id="t",
+                        seats=(
+                            SeatInfo(seat=1, name="A", kind="person", player_id="a"),
+                            SeatInfo(seat=2, name="B", kind="bee", level="heuristic"),
+                        ),
+                        hands=((1, 2, 3, 4, 5, 6, 7, 8, 9, 10), hand),
+                        stems=(21, 22, 23, 24),
+                    ),
+                    viewer,
+                    False,
+                )
+            )
+            for hand in ((11, 12, 13, 14, 15, 16, 17, 18, 19, 20), (2, 3, 4, 5, 6, 7, 8, 9, 10, 11))
+        }
+        assert len(deals) == 1, viewer

@@ -143,13 +143,106 @@ def event_hash(prev: bytes, stream: str, version: int, type_: str, data: Any) ->
     )
 
 
+# --- docs/fairness.md: "The hash chain, version 2" --------------------------------------------
+
+HIDDEN = {
+    "game": {
+        "game_started": ("hands",),
+        "bee_tapped": ("bee",),
+        "pick_confirmed": ("bee", "by_clock"),
+    },
+    "table": {"seed_contributed": ("seed",), "seed_revealed": ("seed",)},
+}
+
+
+def seal_key(game_id: str, server_seed: bytes) -> bytes:
+    return hmac.new(server_seed, enc(b"swarm/seal-key/v2", game_id.encode()), "sha256").digest()
+
+
+def seal(key: bytes, stream: str, version: int, path: str, value: Any) -> str:
+    message = enc(
+        b"swarm/seal/v2", stream.encode(), u32(version), path.encode(), canon(value).encode()
+    )
+    return hmac.new(key, message, "sha256").hexdigest()
+
+
+def micros(stamp: str) -> int:
+    """RFC 3339 UTC (`2025-06-01T18:00:20.5Z`, or `+00:00`) as microseconds since 1970."""
+    m = re.fullmatch(
+        r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?(Z|\+00:00)", stamp
+    )
+    if m is None:
+        raise ValueError(f"recorded_at {stamp!r} is not UTC RFC 3339")
+    y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+    # days since 1970-01-01 (proleptic Gregorian), Howard Hinnant's days_from_civil
+    y -= mo <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (mo + (-3 if mo > 2 else 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    fraction = int((m.group(7) or "0").ljust(6, "0"))
+    return ((days * 24 + h) * 60 + mi) * 60_000_000 + sec * 1_000_000 + fraction
+
+
+def event_hash_v2(prev: bytes, stream: str, row: dict[str, Any], key: bytes | None) -> bytes:
+    kind = stream.split("-", 1)[0]
+    version, data = row["version"], dict(row["data"])
+    for name in HIDDEN.get(kind, {}).get(row["type"], ()):
+        if name not in data:
+            continue
+        if key is None:
+            raise ValueError(f"v{version} hides {name}: no seal key")
+        if name == "hands":
+            data[name] = [
+                seal(key, stream, version, f"hands/{i}", h) for i, h in enumerate(data[name])
+            ]
+        else:
+            data[name] = seal(key, stream, version, name, data[name])
+    meta: Any = row.get("metadata") or {}
+    if kind == "game":
+        if key is None:
+            raise ValueError(f"v{version}: no seal key for the metadata")
+        meta = seal(key, stream, version, "metadata", meta)
+    body = sha(
+        enc(
+            b"swarm/event-body/v2",
+            stream.encode(),
+            u32(version),
+            row["type"].encode(),
+            canon(data).encode(),
+            canon(meta).encode(),
+        )
+    )
+    return sha(
+        b"swarm/event/v2" + prev + body + micros(row["recorded_at"]).to_bytes(8, "big", signed=True)
+    )
+
+
 def chain(
-    rows: list[dict[str, Any]], stream: str, first: int, prev: bytes, heads: dict[int, str]
+    rows: list[dict[str, Any]],
+    stream: str,
+    first: int,
+    prev: bytes,
+    heads: dict[int, str],
+    key: bytes | None = None,
 ) -> bytes:
+    versions = {row.get("chain", 1) for row in rows}
+    if len(versions) > 1:
+        raise ValueError("the stream mixes chain versions")
+    last_time: int | None = None
     for i, row in enumerate(rows):
         if row["version"] != first + i:
             raise ValueError(f"version {first + i} expected, found {row['version']}")
-        prev = event_hash(prev, stream, row["version"], row["type"], row["data"])
+        if row.get("chain", 1) == 2:
+            now = micros(row["recorded_at"])
+            if last_time is not None and now < last_time:
+                raise ValueError(f"v{row['version']} was recorded before the event before it")
+            last_time = now
+            prev = event_hash_v2(prev, stream, row, key)
+        elif row.get("chain", 1) == 1:
+            prev = event_hash(prev, stream, row["version"], row["type"], row["data"])
+        else:
+            raise ValueError(f"v{row['version']}: unknown chain version {row['chain']}")
         if prev.hex() != row["hash"]:
             raise ValueError(f"v{row['version']} hash mismatch")
         if row["version"] in heads and heads[row["version"]] != prev.hex():
@@ -245,7 +338,8 @@ def _verify(x: Any, expect: dict[str, Any]) -> None:
 
     # chain
     try:
-        chain(events, f"game-{x['game_id']}", 1, ZERO, dict(expect.get("heads", {})))
+        key = seal_key(x["game_id"], bytes.fromhex(f["server_seed"]))
+        chain(events, f"game-{x['game_id']}", 1, ZERO, dict(expect.get("heads", {})), key)
     except ValueError as error:
         raise Fail("chain", str(error)) from None
 
@@ -260,7 +354,8 @@ def _table(x: Any, expect: dict[str, Any], started: dict[str, Any] | None) -> No
         raise Fail("commitment", "table v1 must follow 64 zeros")
     try:
         heads = dict(expect.get("table_heads", {}))
-        chain(rows, f"table-{x['table_id']}", rows[0]["version"], prev, heads)
+        key = seal_key(x["game_id"], bytes.fromhex(x["fairness"]["server_seed"]))
+        chain(rows, f"table-{x['table_id']}", rows[0]["version"], prev, heads, key)
     except ValueError as error:
         raise Fail("commitment", f"table: {error}") from None
     gid = x["game_id"]

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from service.domain import fairness
 from service.domain.audit.expect import Expectations
-from service.domain.audit.export import Decoded, ExportedEvent, Row, TableRow
+from service.domain.audit.export import Decoded, Row, TableRow
 from service.domain.audit.report import Failed
-from service.domain.chain import GENESIS, ChainLink, verify_chain
+from service.domain.chain import GENESIS, verify_chain
 from service.domain.rules.events import DealCommitted, GameStarted, TurnStarted
 from service.domain.tables import (
     GameOpened,
@@ -114,10 +114,11 @@ def _table_order(decoded: Decoded, expect: Expectations, rows: Sequence[TableRow
     if rows[0].version == 1 and export.table.prev_hash != GENESIS.hex():
         raise Failed("table event v1 follows nothing: table.prev_hash must be 64 zeros")
     verdict = verify_chain(
-        [_link(stream, row.record) for row in rows],
+        [row.record.link(stream) for row in rows],
         stream=stream,
         anchors={v: bytes.fromhex(h) for v, h in expect.table_heads},
         after=(rows[0].version - 1, bytes.fromhex(export.table.prev_hash)),
+        seal_keys=decoded.seal_keys,
     )
     if not verdict.ok:
         raise Failed(f"table event v{verdict.failed_version}: {verdict.reason}: {verdict.detail}")
@@ -195,13 +196,3 @@ def _seats_hold_their_seeds(rows: Sequence[Row], state: TableState, dealt_at: in
 
 def _show(seeds: Sequence[str | None]) -> str:
     return "[" + ", ".join("none" if s is None else s for s in seeds) + "]"
-
-
-def _link(stream: str, record: ExportedEvent) -> ChainLink:
-    return ChainLink(
-        stream=stream,
-        version=record.version,
-        type=record.type,
-        data=record.data,
-        hash=bytes.fromhex(record.hash),
-    )

@@ -1,10 +1,15 @@
 """The `swarm-game-export/1` document, and the audit's first step: does it decode?
 
     {"format": "swarm-game-export/1", "game_id": …, "table_id": …,
-     "events": [{"version", "type", "recorded_at", "hash", "data"}, …],       # game-<game_id>
+     "events": [{"version", "type", "recorded_at", "hash", "data", "chain", "metadata"}, …],
      "fairness": {"scheme", "commitment", "client_seeds", "transcript", "fingerprint",
                   "server_seed", "deck_order", "hands", "stems"},
      "table": {"prev_hash", "events": [...]}}                                  # optional
+
+`chain` and `metadata` (added with the hash chain v2, so optional: an event without them is
+chained under v1, which covers neither) say which version of the chain the event's stream is
+hashed under and what the event's metadata was (who acted, by which command); v2 covers both,
+and `recorded_at`.
 
 `table` (added later, so optional: older exports leave it out and stay readable under the same
 format string) is the table stream's events for this game, from its `game_prepared` to its
@@ -18,11 +23,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from service.domain.audit.report import Failed
+from service.domain.chain import CHAIN_V1, ChainLink, seal_key
 from service.domain.rules.events import Event
 from service.domain.tables import TableEventUnion
 
@@ -33,13 +39,45 @@ _HASH_HEX = re.compile(r"[0-9a-f]{64}")
 
 
 class ExportedEvent(msgspec.Struct, frozen=True):
-    """One stored event as exported: `data` is the event exactly as stored (with its type tag)."""
+    """One stored event as exported: `data` is the event exactly as stored (with its type tag);
+    `chain` the version of the hash chain its stream is hashed under (docs/fairness.md);
+    `metadata` who acted and by which command (v2 covers it)."""
 
     version: int
     type: str
     recorded_at: datetime
     hash: str
     data: dict[str, Any]
+    chain: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=2,
+            description="The version of the hash chain its stream is hashed under "
+            "(docs/fairness.md): 2 for every stream begun since chain v2; 1 (the default, for "
+            "exports made before it) hashes the data open and covers neither time nor metadata.",
+        ),
+    ] = CHAIN_V1
+    metadata: Annotated[
+        dict[str, Any] | None,
+        msgspec.Meta(
+            description="Who acted (`actor`) and by which command (`command_id`, `causation`): "
+            "chain v2 covers it (sealed in a game's stream until the game ends); null under v1."
+        ),
+    ] = None
+
+    def link(self, stream: str) -> ChainLink:
+        """This event as the hash chain sees it, in ``stream``."""
+        return ChainLink(
+            stream=stream,
+            version=self.version,
+            type=self.type,
+            data=self.data,
+            hash=bytes.fromhex(self.hash),
+            chain=self.chain,
+            metadata=self.metadata,
+            recorded_at=self.recorded_at,
+        )
 
 
 class FairnessRecord(msgspec.Struct, frozen=True):
@@ -103,6 +141,13 @@ class Decoded:
     export: GameExport
     rows: tuple[Row, ...]
     table_rows: tuple[TableRow, ...] | None  # None: the export carries no table events
+
+    @property
+    def seal_keys(self) -> dict[str, bytes]:
+        """The game's seal key (chain v2), from the server seed the export publishes: it opens
+        every value the chain hid during the game, this game's seeds on the table included."""
+        game_id = self.export.game_id
+        return {game_id: seal_key(game_id, bytes.fromhex(self.export.fairness.server_seed))}
 
 
 def check_format(document: object) -> tuple[str, Decoded]:

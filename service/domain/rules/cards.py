@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 MIN_PLAYERS = 2
 MAX_PLAYERS = 8
 HAND_SIZE = 10
@@ -46,7 +48,7 @@ _STINGS = {bee: stings(bee) for bee in range(1, deck_size(MAX_PLAYERS) + 1)}
 _stings_of = _STINGS.__getitem__
 
 
-def pile_stings(bees: tuple[int, ...] | list[int]) -> int:
+def pile_stings(bees: Sequence[int]) -> int:
     try:
         return sum(map(_stings_of, bees))
     except KeyError:  # not a bee of any deck: the rule itself

@@ -27,15 +27,12 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import msgspec
 
+from service.domain.rules.bee_view import BeeView
 from service.domain.rules.cards import MAX_PLAYERS, STEM_CAPACITY, deck, deck_size
 from service.domain.rules.rollout import STINGS, fly_tops
-
-if TYPE_CHECKING:  # bees.py imports this module to offer the expert level
-    from service.domain.rules.bees import BeeView
 
 # How far from the safest bee a modelled player strays: a bee costing `TEMPERATURE` stings
 # more than the safest is drawn e (2.7) times less often.

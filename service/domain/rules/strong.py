@@ -19,13 +19,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+from service.domain.rules.bee_view import BeeView
 from service.domain.rules.cards import STEM_CAPACITY, deck
-from service.domain.rules.rollout import STINGS, cheapest, fly
-
-if TYPE_CHECKING:  # bees.py imports this module to offer the strong level
-    from service.domain.rules.bees import BeeView
+from service.domain.rules.flight import landing_stem, too_low_stem
+from service.domain.rules.rollout import STINGS, fly
 
 # Turns imagined, this one included. Deeper rollouts cost samples, and the stings of later
 # turns depend less on this choice: at 8 players against the heuristic, depths 2, 4 and 6
@@ -49,21 +47,17 @@ def quick_pick(hand: Sequence[int], stems: list[list[int]], sums: list[int], rat
     the arrivals being about Poisson(gap * rate) with `rate` the chance that a given number
     between the stem's top and ours is played this turn (bounded here by the first Poisson term).
     """
-    tops = [stem[-1] for stem in stems]
     best = hand[0]
     best_cost = math.inf
     for bee in hand:
-        target = -1
-        top = 0
-        for index in range(len(tops)):
-            t = tops[index]
-            if top < t < bee:
-                target, top = index, t
-        if target < 0:
-            cost = float(sums[cheapest(stems, sums)]) + 0.5
+        number = landing_stem(stems, bee)
+        if number is None:  # too low: it takes the cheapest stem
+            cost = float(sums[too_low_stem(stems, sums) - 1]) + 0.5
         else:
+            target = number - 1
+            top = stems[target][-1]
             length = len(stems[target])
-            if length >= STEM_CAPACITY:
+            if length >= STEM_CAPACITY:  # the sixth bee
                 cost = float(sums[target])
             else:
                 needed = STEM_CAPACITY - length

@@ -1,12 +1,12 @@
-"""The fast paths give exactly the states of `evolve`, event by event.
+"""The Decider's laws, on random games: a decision's state is the fold of its events, and a fold
+is `evolve` one event at a time, over any split of the log.
 
-`fold` and `decide_and_evolve` apply events to a private working copy of the state and build the
-`GameState` once a call (engine.py, `_Work`); `evolve` is the per-event reference. Random games
+`decide_and_evolve` applies each event it emits through the one applier (`fold.py`) as its
+cascade goes on; these check that what it returns is exactly `fold(decide(c, s), s)` and that
+folding a log in one call, event by event, or in two parts gives the same state. Random games
 (2 to 8 seats, people and bee players, timed and untimed, taps, confirms of the tapped bee,
 too-low choices, leaves, turn and choice clocks, stale and early timers, refused moves, a fair
-deal's commitment and reveal) are played through `decide_and_evolve`, and every state it returns
-is compared with folding its events one `evolve` at a time; so is `fold` over every call's events,
-over the whole log and over a random split of it.
+deal's commitment and reveal) are played through `decide_and_evolve`.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ tables = st.integers(min_value=2, max_value=8).flatmap(
     seed=st.integers(min_value=0, max_value=2**32 - 1),
     split=st.floats(min_value=0, max_value=1),
 )
-def test_property_the_fast_fold_and_decide_give_exactly_the_states_of_evolve(
+def test_property_a_decision_and_any_fold_give_exactly_the_states_of_evolve(
     table: tuple[int, list[bool], list[int]], timed: bool, fair: bool, seed: int, split: float
 ) -> None:
     players, kinds, order = table

@@ -1,0 +1,48 @@
+"""What a bee player may know when it picks: `BeeView`, built from a game's state by `view_for`.
+
+A bee sees only what its seat may see (its own hand, the stems, the piles, the bees revealed so
+far, who has left), never another hand, so no level can cheat even by accident. Every level's
+policy (`levels.py`) is a function of a `BeeView` and nothing else from the game.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from service.domain.rules.cards import deck
+from service.domain.rules.state import GameState, Stems
+
+
+class BeeView(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything one seat is allowed to know when it picks."""
+
+    seat: int
+    players: int
+    hand: tuple[int, ...]
+    stems: Stems
+    seen: frozenset[int]  # bees whose place is public: on stems, in piles, already revealed
+    # Seats that have left (public: `seat_left`): their hands are frozen and never play again.
+    left: frozenset[int] = frozenset()
+
+
+def view_for(state: GameState, seat: int) -> BeeView:
+    seen: set[int] = set()
+    for stem in state.stems:
+        seen.update(stem)
+    for other in state.seats:
+        seen.update(other.pile)
+    seen.update(p.bee for p in state.in_flight)
+    return BeeView(
+        seat=seat,
+        players=len(state.seats),
+        hand=state.seat(seat).hand,
+        stems=state.stems,
+        seen=frozenset(seen),
+        left=frozenset(s.number for s in state.seats if s.left),
+    )
+
+
+def unseen_bees(view: BeeView) -> list[int]:
+    """The bees this seat cannot place (they are in other hands), ascending."""
+    mine = set(view.hand)
+    return [b for b in deck(view.players) if b not in view.seen and b not in mine]
