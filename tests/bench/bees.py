@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a few games of each line-up")
     parser.add_argument("--scale", type=float, default=1.0, help="games of each line-up × this")
     parser.add_argument("--only", help="only the line-ups with this level")
+    parser.add_argument("--lineups", help="only these line-ups: PLAN indices, as 6,7")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument(
         "--answer-games", type=int, default=20, help="games of a person + 7 experts"
@@ -258,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     scale = 0.03 if args.quick else args.scale
     plan = [p for p in PLAN if args.only is None or args.only in p[:2]]
+    if args.lineups:
+        plan = [PLAN[int(i)] for i in args.lineups.split(",")]
     results = []
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         for first, others, players, games in plan:

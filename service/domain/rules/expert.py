@@ -38,7 +38,7 @@ from service.domain.rules.rollout import STINGS, fly_tops
 # more than the safest is drawn e (2.7) times less often.
 TEMPERATURE = 1.0
 # Imagined card looks a decision may spend (see `_rollout_cost`): sets its CPU time.
-WORK = 160_000
+WORK = 300_000
 RELATIVE = 0.0
 MIN_SAMPLES = 4  # deals per bee in a round, at the least
 _EXP = math.exp
