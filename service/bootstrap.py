@@ -25,7 +25,7 @@ from service.usecases.exports import Exports
 from service.usecases.history import History
 from service.usecases.identity import Identity
 from service.usecases.money import Money
-from service.usecases.my_games import MyTables
+from service.usecases.my_games import MyGamesQuery
 from service.usecases.play import Play
 from service.usecases.profiles import Profiles
 from service.usecases.repository import Repository
@@ -50,7 +50,7 @@ class Swarm:
     exports: Exports
     history: History
     watching: Watching
-    my_games: MyTables
+    my_games: MyGamesQuery
 
 
 def bootstrap(
@@ -95,5 +95,5 @@ def bootstrap(
         exports=Exports(ctx, repository),
         history=History(ctx, repository),
         watching=watching,
-        my_games=MyTables(ctx, repository),
+        my_games=MyGamesQuery(ctx, repository),
     )

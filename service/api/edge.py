@@ -12,8 +12,10 @@ In order, for every HTTP request:
    arrive within `body_timeout` gets 408 and the connection closed. So half-open requests
    (headers sent, body never) hold a socket, not a slot: they cannot make real players' moves
    wait or fail (issue 13).
-4. **Work in flight**: at most `max_in_flight` requests and `max_streams` streams at once;
-   more are refused at once with 503 `overloaded`.
+4. **Admission** (service/api/admission.py): at most `max_in_flight` requests at once, a short
+   queue shed by its delay, moves first; a request refused there gets 503 `overloaded` with
+   `Retry-After` before any work is done for it. At most `max_streams` streams at once (more
+   are refused at once); a stream, once open, is never shed.
 5. **Draining**: on shutdown (`begin_shutdown()`, called on SIGTERM/SIGINT) every open stream
    is ended with `retry: 1000`, so its client reconnects (to another instance, with
    `Last-Event-ID`) and loses nothing; requests in flight finish normally.
@@ -39,6 +41,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import metrics
+from service.api import admission
 
 log = structlog.get_logger("service.access")
 
@@ -137,7 +140,7 @@ class Edge:
         self.max_streams = max_streams
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
-        self.requests = 0
+        self.admission = admission.Admission(max_in_flight)
         self.streams = 0
         self.draining = asyncio.Event()
         _edges.add(self)
@@ -222,15 +225,21 @@ class Edge:
                 self.streams -= 1
                 metrics.OPEN_STREAMS.dec()
             return
-        if self.requests >= self.max_in_flight:
-            metrics.OVERLOADED.inc()
-            await _respond(send, 503, _OVERLOADED, retry_after="1")
+        kind = admission.kind_of(scope["method"], scope["path"])
+        if kind is None:
+            await self.app(scope, receive, send)
             return
-        self.requests += 1
+        if not await self.admission.enter(kind):
+            metrics.OVERLOADED.inc()
+            metrics.SHED.labels(admission.KINDS[kind]).inc()
+            await _respond(
+                send, 503, _OVERLOADED, retry_after="2" if kind == admission.NEW else "1"
+            )
+            return
         try:
             await self.app(scope, receive, send)
         finally:
-            self.requests -= 1
+            self.admission.leave()
 
     async def _read_body(self, receive: Receive) -> list[Any]:
         """The request's messages up to the end of its body (or just past the body limit, so

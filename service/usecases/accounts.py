@@ -51,7 +51,7 @@ from service.domain.ledger import (
 )
 from service.domain.names import InvalidName, display_name
 from service.domain.names import name_key as _name_key
-from service.domain.rules.errors import IllegalMove, InvalidMove
+from service.domain.refusals import Malformed, NotAllowedNow
 from service.store.confusables import prototypes
 from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend
 from service.store.projections import stats_row, wallet_row
@@ -80,17 +80,17 @@ _LOGIN_LOCK_CLASS = 0x73776C67
 # --- errors ----------------------------------------------------------------------------------
 
 
-class InvalidAccount(InvalidMove):
+class InvalidAccount(Malformed):
     code = "invalid-account"
     title = "The name or password does not meet the rules"
 
 
-class NameTaken(IllegalMove):
+class NameTaken(NotAllowedNow):
     code = "name-taken"
     title = "That name is already taken"
 
 
-class AlreadyRegistered(IllegalMove):
+class AlreadyRegistered(NotAllowedNow):
     code = "already-registered"
     title = "This player already has an account"
 

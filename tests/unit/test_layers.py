@@ -57,7 +57,9 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
         tmp_path,
         {
             "service/domain/views.py": "from service.domain.rules.engine import GameState\n",
-            "service/usecases/play.py": "from service.domain.play import play\nimport asyncio\n",
+            "service/usecases/play.py": (
+                "from service.domain.bee_answers import decide_with_bees\nimport asyncio\n"
+            ),
             "service/store/projections.py": "from service.domain.tables import TableState\n",
             "service/api/routes.py": "from service.bootstrap import Swarm\nimport litestar\n",
         },
