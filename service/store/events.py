@@ -151,6 +151,16 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
+class UniqueViolation(Exception):
+    """A statement committed with the events (``also=``), or one run by a store module, would
+    break the unique constraint ``constraint``; nothing was written. Callers tell their cases
+    apart by the constraint's name (an account's name taken, say) without a database driver."""
+
+    def __init__(self, constraint: str) -> None:
+        super().__init__(f"unique constraint {constraint!r} refused the write")
+        self.constraint = constraint
+
+
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
 
 _APPEND_PARAMS = 13
@@ -549,6 +559,8 @@ class EventStore:
                 raise DuplicateCommand(command[0], command[1], done or 0) from exc
             if exc.constraint_name == _EVENTS_UNIQUE:
                 raise ConcurrencyConflict(stream, expected, now) from exc
+        if isinstance(exc, asyncpg.UniqueViolationError):  # of a statement in `also`
+            raise UniqueViolation(exc.constraint_name or "") from exc
         if isinstance(
             exc, asyncpg.InvalidTextRepresentationError | asyncpg.UntranslatableCharacterError
         ):
