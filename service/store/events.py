@@ -151,14 +151,16 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
-class UniqueViolation(Exception):
-    """A statement committed with the events (``also=``), or one run by a store module, would
-    break the unique constraint ``constraint``; nothing was written. Callers tell their cases
-    apart by the constraint's name (an account's name taken, say) without a database driver."""
+class UniqueViolation(asyncpg.UniqueViolationError):
+    """A statement committed with the events (``also=``) would break the unique constraint
+    ``constraint``; nothing was written. Callers tell their cases apart by the constraint's name
+    (an account's name taken, say) without importing the driver; it is still the driver's
+    ``UniqueViolationError`` for code that catches that."""
 
     def __init__(self, constraint: str) -> None:
         super().__init__(f"unique constraint {constraint!r} refused the write")
         self.constraint = constraint
+        self.constraint_name = constraint
 
 
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
