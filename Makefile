@@ -80,10 +80,11 @@ bench-profile: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --profile $(if $(GAMES),--games $(GAMES))
 
 # Concurrent online games with the load from several generator processes (docs/benchmarks.md,
-# "Online games"): GAMES (default 1000) after baselines of 10 and 100 games in the same run,
-# with each side's CPU share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
+# "Online games"): LEVELS (default 25,100,200,400,1000 games: up to and past capacity) in one
+# run, per level moves offered and answered, refusals, clocks, streams cut, each side's CPU
+# share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
 bench-online: $(VENV)/.installed
-	$(PY) -m tests.bench.online --games $(or $(GAMES),1000) $(ONLINE_ARGS)
+	$(PY) -m tests.bench.online --levels $(or $(LEVELS),25,100,200,400,1000) $(ONLINE_ARGS)
 
 # Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
 # restarted and slowed under the service. `make test` runs a short smoke of the same tests.
