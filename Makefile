@@ -24,7 +24,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # The same suite in tiers, by folder (tests/unit/test_tiers.py checks that every test folder is
-# in exactly one): unit (the pure domain and everything else that needs no server: seconds, no
+# in exactly one): unit (the pure domain, the in-memory store and moves played on it: seconds, no
 # database: SWARM_TESTS_WITHOUT_DATABASE makes a test that asks for one fail), integration (the
 # store and use cases on a real PostgreSQL), e2e (the app over HTTP, in process or as real
 # processes, the contract, faults, the online bench's smoke), browser (the board in Chromium).
@@ -80,10 +80,11 @@ bench-profile: $(VENV)/.installed
 	$(PY) -m tests.bench.bench --profile $(if $(GAMES),--games $(GAMES))
 
 # Concurrent online games with the load from several generator processes (docs/benchmarks.md,
-# "Online games"): GAMES (default 1000) after baselines of 10 and 100 games in the same run,
-# with each side's CPU share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
+# "Online games"): LEVELS (default 25,100,200,400,1000 games: up to and past capacity) in one
+# run, per level moves offered and answered, refusals, clocks, streams cut, each side's CPU
+# share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
 bench-online: $(VENV)/.installed
-	$(PY) -m tests.bench.online --games $(or $(GAMES),1000) $(ONLINE_ARGS)
+	$(PY) -m tests.bench.online --levels $(or $(LEVELS),25,100,200,400,1000) $(ONLINE_ARGS)
 
 # Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
 # restarted and slowed under the service. `make test` runs a short smoke of the same tests.

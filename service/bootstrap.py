@@ -10,6 +10,7 @@ from argon2 import PasswordHasher
 
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.secrets import StoredDealSecrets
 from service.store.wakeups import Wakeups
 from service.usecases.accounts import Accounts
 from service.usecases.clock import TurnClock
@@ -25,7 +26,7 @@ from service.usecases.exports import Exports
 from service.usecases.history import History
 from service.usecases.identity import Identity
 from service.usecases.money import Money
-from service.usecases.my_games import MyTables
+from service.usecases.my_games import MyGamesQuery
 from service.usecases.play import Play
 from service.usecases.profiles import Profiles
 from service.usecases.repository import Repository
@@ -50,7 +51,7 @@ class Swarm:
     exports: Exports
     history: History
     watching: Watching
-    my_games: MyTables
+    my_games: MyGamesQuery
 
 
 def bootstrap(
@@ -68,6 +69,7 @@ def bootstrap(
     ctx = Context(
         store=store,
         pool=pool,
+        secrets=StoredDealSecrets(pool),
         clock=clock,
         server_seeds=server_seeds,
         wakeups=wakeups,
@@ -95,5 +97,5 @@ def bootstrap(
         exports=Exports(ctx, repository),
         history=History(ctx, repository),
         watching=watching,
-        my_games=MyTables(ctx, repository),
+        my_games=MyGamesQuery(ctx, repository),
     )

@@ -7,6 +7,7 @@ worker's figures (gauges as `livesum`: the workers alive now).
 
 Who increments what:
 * service/api/edge.py: moves, open streams, rate-limit and overload refusals, slow bodies.
+* service/api/admission.py: the time requests waited in the admission queue.
 * service/store/pool.py: pool waits.
 * service/usecases/retry.py: append conflicts (each stream version conflict, before its retry).
 * service/usecases/clock.py: timer lateness (each fired timer: now − deadline).
@@ -46,6 +47,16 @@ APPEND_CONFLICTS = Counter(
 RATE_LIMITED = Counter("swarm_rate_limited_total", "Requests refused with 429 by the rate limit")
 OVERLOADED = Counter(
     "swarm_overloaded_total", "Requests refused with 503 because too much work was in flight"
+)
+SHED = Counter(
+    "swarm_admission_shed_total",
+    "Requests refused with 503 at admission, before any work (kind: move, other, new)",
+    ["kind"],
+)
+ADMISSION_WAIT = Histogram(
+    "swarm_admission_wait_seconds",
+    "Time a request waited in the admission queue (admitted or shed)",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
 )
 SLOW_CLIENTS = Counter(
     "swarm_slow_client_total", "Requests dropped because the body did not arrive in time"

@@ -43,7 +43,9 @@ class Settings:
     db_lock_timeout: str = "5s"
     db_idle_tx_timeout: str = "30s"
     # -- work admitted ------------------------------------------------------------------------
-    max_in_flight: int = 256  # requests being handled (streams apart), counted once read
+    # Requests being handled at once (streams apart), counted once read; past it a short queue
+    # shed by its delay, moves first (service/api/admission.py).
+    max_in_flight: int = 16
     max_streams: int = 10_000
     max_body_bytes: int = 16 * 1024
     rate_limit: int = 200  # requests a second per bearer token (or address); 0: off

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -44,7 +44,7 @@ from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
 from service.store.events import EventStore
-from service.store.pool import Pool, PoolExhausted, open_pool
+from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
 from service.usecases.errors import Busy
@@ -53,6 +53,9 @@ from service.usecases.errors import Busy
 GAMES_GAUGE_INTERVAL = 5.0
 # Closing the pool waits for connections in use; past this, they are terminated.
 POOL_CLOSE_TIMEOUT = 2.0
+# Connections of this process's own for the turn clock and the outbox relay (with the sweeper
+# of holds), never used by a request: each needs two at once (a claim, and the append).
+RESERVED_CONNECTIONS = 4
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -63,14 +66,8 @@ def rate_limit(per_second: int) -> list[Any]:
         # Who the caller really is: a valid token's player, else the client address.
         identifier_for_request=limits.rate_limit_identity,
         check_throttle_handler=limits.resolve_identity,
-        exclude=[
-            "/health",
-            "/metrics",
-            r"/games/[^/]+/stream$",  # the streams themselves, not their ticket operations
-            r"/tables/[^/]+/stream$",
-            "/docs",
-            STATIC_PATH,
-        ],
+        exclude=[*limits.NOT_RATE_LIMITED, STATIC_PATH],
+        middleware_class=limits.RateLimitHeaders,
     )
     return [config.middleware]
 
@@ -117,6 +114,21 @@ def create_app(
             command_timeout=config.db_command_timeout,
             server_settings=config.server_settings,
         )
+        # The clock's and the relay's own connections: requests never wait for them, nor
+        # they for requests (issue 28).
+        reserved = (
+            await open_pool(
+                url,
+                min_size=2,
+                max_size=RESERVED_CONNECTIONS,
+                acquire_timeout=config.db_acquire_timeout,
+                connect_timeout=config.db_connect_timeout,
+                command_timeout=config.db_command_timeout,
+                server_settings=config.server_settings,
+            )
+            if config.run_clock
+            else None
+        )
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
         app.state.stream_heartbeat = config.stream_heartbeat
@@ -133,8 +145,10 @@ def create_app(
             hold_expiry=config.hold_expiry,
         )
         app.state.service = service
-        timers = asyncio.create_task(service.clock.run()) if config.run_clock else None
-        relay = asyncio.create_task(service.money.run()) if config.run_clock else None
+        timers = relay = None
+        if reserved is not None:
+            timers = asyncio.create_task(_on_reserved(reserved, service.clock.run()))
+            relay = asyncio.create_task(_on_reserved(reserved, service.money.run()))
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
         restore_signals = drain_on_signals(asyncio.get_running_loop())
         try:
@@ -149,10 +163,13 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
             await wakeups.close()
-            try:
-                await asyncio.wait_for(pool.close(), POOL_CLOSE_TIMEOUT)
-            except (TimeoutError, asyncio.CancelledError):
-                pool.terminate()
+            for each in (pool, reserved):
+                if each is None:
+                    continue
+                try:
+                    await asyncio.wait_for(each.close(), POOL_CLOSE_TIMEOUT)
+                except (TimeoutError, asyncio.CancelledError):
+                    each.terminate()
             structlog.get_logger(__name__).info("stopped: clock, listener and pool closed")
 
     exception_handlers: dict[Any, Any] = dict.fromkeys(
@@ -240,6 +257,12 @@ def _operation(request: Request[Any, Any, Any]) -> str:
     return str(request.route_handler.operation_id or request.route_handler.handler_name)
 
 
+async def _on_reserved(reserved: Pool, work: Coroutine[Any, Any, None]) -> None:
+    """Run `work` (this task, and whatever it starts) on the reserved connections."""
+    use_reserved(reserved)
+    await work
+
+
 async def _refresh_gauges(pool: Pool) -> None:
     while True:
         with contextlib.suppress(Exception):  # a database outage shows in /health/ready
@@ -261,6 +284,7 @@ def cors_config(origins: list[str]) -> CORSConfig | None:
             "Retry-After",
             "WWW-Authenticate",
             "X-Request-ID",
+            "API-Version",
             "RateLimit-Limit",
             "RateLimit-Remaining",
             "RateLimit-Reset",

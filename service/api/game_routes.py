@@ -15,6 +15,7 @@ from litestar.response import ServerSentEvent
 
 from service.api.bodies import (
     HASH_PATTERN,
+    NO_STORE,
     EventPage,
     HeadText,
     StreamTicketOut,
@@ -44,6 +45,7 @@ from service.api.sse import (
     _server_sent,
     _stream_responses,
     _ticket_out,
+    stream_start,
 )
 from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.views import GameView
@@ -185,6 +187,7 @@ class GameController(Controller):
     @post(
         "/{game_id:uuid}/stream-tickets",
         operation_id="createGameStreamTicket",
+        cache_control=NO_STORE,
         status_code=201,
         responses=responses(400, 401, 403, 404, 503),
     )
@@ -221,7 +224,7 @@ class GameController(Controller):
         Anyone may follow a game at an online table: without a seat, as a spectator who sees
         no hand until the game ends."""
         viewer = await stream_viewer(request, service, "game", str(game_id), ticket)
-        start = last_event_id if last_event_id is not None else (after or 0)
+        start = stream_start(after, last_event_id)
         events = await service.streams.follow_game(
             viewer, str(game_id), start, heartbeat=state.stream_heartbeat
         )

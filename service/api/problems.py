@@ -21,7 +21,7 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
 
-from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
+from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized, VersionNotFound
@@ -392,14 +392,15 @@ def problem(
     )
 
 
-def _rule_violation(exc: RuleViolation) -> ProblemDetailsException:
+def _rule_violation(exc: Refused) -> ProblemDetailsException:
+    """Every refusal of the domain (`service/domain/refusals.py`), the rules' among them."""
     status = (
         403
         if isinstance(exc, NotPermitted)
         else 422
-        if isinstance(exc, InvalidMove)
+        if isinstance(exc, Malformed)
         else 409
-        if isinstance(exc, IllegalMove)
+        if isinstance(exc, NotAllowedNow)
         else 400
     )
     return problem(status, exc.code, exc.title, exc.detail)
@@ -529,7 +530,7 @@ def problem_details_config() -> ProblemDetailsConfig:
         enable_for_all_http_exceptions=True,
         exception_to_problem_detail_map={
             HTTPException: _http_exception,
-            RuleViolation: _rule_violation,
+            Refused: _rule_violation,
             NotFound: _not_found,
             VersionNotFound: _version_not_found,
             Unauthorized: _unauthorized,

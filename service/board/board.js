@@ -4,6 +4,7 @@ import { session } from "./api.js";
 import { h, replace } from "./dom.js";
 import { GameScreen } from "./game.js";
 import { myGamesScreen } from "./mygames.js";
+import { ReplayScreen } from "./replay.js";
 import { accountScreen, identityCard, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
 
 class App {
@@ -79,6 +80,12 @@ class App {
         case "games":
           await myGamesScreen(this, this.main, identityCard);
           break;
+        case "replay": {
+          const replay = new ReplayScreen(this, arg);
+          this.cleanup = () => replay.unmount();
+          await replay.mount(this.main);
+          break;
+        }
         case "lobby":
           this.cleanup = lobbyScreen(this, this.main);
           break;

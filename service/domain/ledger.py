@@ -33,7 +33,7 @@ import msgspec
 from msgspec.structs import replace
 
 from service.domain.codec import TaggedCodec, tag_of
-from service.domain.rules.errors import IllegalMove
+from service.domain.refusals import NotAllowedNow
 
 SIGN_UP_COINS = 1_000
 FINISH_COINS = 10  # every person who finishes an online game
@@ -51,7 +51,9 @@ GrantReason = Literal["sign_up", "game_reward"]
 PaidReason = Literal["won", "refund"]
 
 
-class InsufficientCoins(IllegalMove):
+class InsufficientCoins(NotAllowedNow):
+    """A wallet short of a buy-in: not a move of a game, so not a `RuleViolation`."""
+
     code = "insufficient-coins"
     title = "Not enough coins for this buy-in"
 

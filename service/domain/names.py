@@ -27,7 +27,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from functools import cache
 
-from service.domain.rules.errors import InvalidMove
+from service.domain.refusals import Malformed
 
 NAME_MIN, NAME_MAX = 1, 40
 MAX_MARKS = 3  # combining marks on one base character (scripts that stack them need 2 or 3)
@@ -46,7 +46,7 @@ _INVISIBLE = frozenset(
 _REFUSED_CATEGORIES = frozenset(["Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"])
 
 
-class InvalidName(InvalidMove):
+class InvalidName(Malformed):
     code = "invalid-name"
     title = "Names need a visible character and no hidden or control characters"
 

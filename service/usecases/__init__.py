@@ -14,8 +14,11 @@ pure domain (`service.domain`) to decide, and commits what was decided through o
 | `clock` | the turn clock: durable timers fired exactly once |
 | `streams` | a game's or a table's log as one caller may see it, paged or live |
 | `exports` | a finished game's export and the server's own audit of it |
+| `watching` | who may follow a game: seats, spectators, stream tickets |
+| `my_games` | the tables and games a caller sits at (`MyGamesQuery`) |
 
-Shared plumbing: `bees` (where the bee players think: strong ones off the event loop),
+Shared plumbing: `bee_threads` (where the bee players think: a level that thinks long, off
+the event loop),
 `context` (what every use case is given), `repository` (loading state),
 `unit_of_work` (writing it), `retry` (deciding again when someone else wrote first), `errors`.
 """

@@ -14,7 +14,7 @@ from service.domain.rules.engine import initial_state
 from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
 from service.domain.tables import GameFinished, GameOpened, GamePrepared
 from service.store.events import ConcurrencyConflict
-from service.usecases.bees import play_with_bees
+from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.money import Money
 from service.usecases.unit_of_work import UnitOfWork
@@ -76,7 +76,7 @@ class Deals:
             at=self.ctx.clock(),
         )
         bee_seeds = decision_seeds(server_seed, game_id)
-        uow.game_events(base, (await play_with_bees(base, start, bee_seeds))[1])
+        uow.game_events(base, (await decide_with_bees(base, start, bee_seeds))[1])
 
     async def conclude(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
         """The end of a game, as one step of the unit of work that ended it: publish its deal,

@@ -60,7 +60,7 @@ class MyGames(msgspec.Struct, frozen=True, kw_only=True):
     tables: tuple[MyTable, ...]
 
 
-class MyTables:
+class MyGamesQuery:
     def __init__(self, ctx: Context, repository: Repository) -> None:
         self.ctx = ctx
         self.repository = repository

@@ -10,7 +10,7 @@ of the append, so the event at the command's recorded version carries it). Only 
 for reading it back. Moves recorded before this check existed have no digest: they are
 answered as repeats, as they were then.
 
-Each move is loaded, decided with the bee players' answers (`service.domain.play`), and
+Each move is loaded, decided with the bee players' answers (`service.domain.bee_answers`), and
 appended at the version it was decided on; when the game ended, the same unit of work reveals
 the deal, pays the pot and tells the table (`service.usecases.deals`)."""
 
@@ -24,7 +24,8 @@ from typing import Annotated, Any, NamedTuple
 
 import msgspec
 
-from service.domain.play import seat_of
+from service.domain.bee_answers import seat_of
+from service.domain.refusals import Refused
 from service.domain.rules.commands import Command, ConfirmPick, TakeStem, TapBee
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
@@ -32,7 +33,7 @@ from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
 from service.store.projections import Statement
-from service.usecases.bees import play_with_bees
+from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
@@ -88,7 +89,7 @@ class MoveIdReused(Conflict):
 
 # The refusals whose answer says something about the game (a 4xx with its reason): given to a
 # caller only once the token is checked.
-_ANSWERS = (RuleViolation, NotFound, Forbidden, Conflict, ConcurrencyConflict)
+_ANSWERS = (Refused, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 
 class Decided(NamedTuple):
@@ -283,7 +284,7 @@ class Play:
 
     async def _play(self, state: GameState, command: Command) -> tuple[GameState, list[Event]]:
         """The command decided, and the bee players' answers."""
-        return await play_with_bees(state, command, await self.repository.bee_seeds(state))
+        return await decide_with_bees(state, command, await self.repository.bee_seeds(state))
 
     async def _append(
         self, request: _Request, state: GameState, events: list[Event], after: GameState

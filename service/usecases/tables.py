@@ -19,7 +19,8 @@ from datetime import datetime
 
 import msgspec
 
-from service.domain.play import seat_of
+from service.domain.bee_answers import seat_of
+from service.domain.refusals import Refused
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.bees import BEE_NAMES, DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
@@ -52,7 +53,7 @@ from service.domain.tables import (
 )
 from service.domain.views import GameView, game_view
 from service.store.events import DuplicateCommand
-from service.usecases.bees import play_with_bees
+from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Conflict, Forbidden
@@ -220,7 +221,7 @@ class Tables:
 
         try:
             return await self._change(player, table_id, change)
-        except (rule_errors.RuleViolation, Conflict):
+        except (Refused, Conflict):
             if hold is not None:  # the seat was refused after all: the stake goes back
                 await self.money.give_back(hold, actor=player.player_id)
             raise
@@ -288,7 +289,7 @@ class Tables:
                 if seat is not None and game.seat(seat).playing and game.phase != "ended":
                     leave = LeaveGame(seat=seat, at=self.ctx.clock())
                     seeds = await self.repository.bee_seeds(game)
-                    game_change = (game, (await play_with_bees(game, leave, seeds))[1])
+                    game_change = (game, (await decide_with_bees(game, leave, seeds))[1])
 
             return Decided(
                 events=left, cause="leave", game_change=game_change, leaving=player.player_id

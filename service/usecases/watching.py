@@ -25,7 +25,7 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.play import seat_of
+from service.domain.bee_answers import seat_of
 from service.domain.rules.engine import GameState
 from service.store.events import WAKEUP_CHANNEL
 from service.usecases.context import Context, stream

@@ -472,7 +472,9 @@ class Server:
     """A service process (``python -m service run`` or the minimal endpoint), its output in a
     temporary log file."""
 
-    def __init__(self, database_url: str, module: str = "service", *args: str) -> None:
+    def __init__(
+        self, database_url: str, module: str = "service", *args: str, cwd: str | None = None
+    ) -> None:
         self.port = free_port()
         self.log = Path(tempfile.mkstemp(prefix=f"swarm-bench-{module}-", suffix=".log")[1])
         # Throughput is measured, not the rate limit (SWARM_RATE_LIMIT, docs/scaling.md), and
@@ -486,7 +488,9 @@ class Server:
         )
         command = [sys.executable, "-m", module, *args, "--port", str(self.port)]
         with self.log.open("wb") as out:
-            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd
+            )
 
     @property
     def base_url(self) -> str:

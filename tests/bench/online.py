@@ -12,9 +12,12 @@ the embedded PostgreSQL), dropped afterwards:
   process reports its own CPU share, and the run says so when one went over half a core).
   Each process plays its games with asyncio over ``RawHttp`` (the bench's minimal keep-alive
   HTTP/1.1 client on asyncio streams) and a minimal SSE reader on the same streams;
-* **the levels**: the same figures at each level of ``--baselines`` (default 10 and 100 games)
-  and at ``--games``, back to back against the same service, so every figure at ``--games`` is
-  also given as a ratio to the same figure at the smallest level, measured minutes apart.
+* **the levels**: the same figures at each level of ``--levels`` (default 25, 100, 200, 400 and
+  1,000 games: up to and past what this machine carries), back to back against the same
+  service, each also as a ratio to the same figure at the smallest level and to the level that
+  answered the most moves (the *peak*). ``--games N`` (with ``--baselines``) is the older way
+  to name the levels. ``--service-tree DIR`` runs the service from another checkout (a
+  *before*), with the bench code of this one.
 
 A *game* is a 4-seat online table of four guests (four sign-ups, four bearer tokens, each with
 its own keep-alive connection; the seats alternate between the service instances, so every move
@@ -38,9 +41,13 @@ games, and the generator measures how long after a turn's last pick was applied 
 to the moment the event was parsed; both clocks are this machine's).
 
 Measured in a window of ``--seconds`` that opens ``--warmup`` seconds after the last table of a
-level was dealt (so the ramp-up of thousands of sign-ups is not in it): submitMove answers (2xx)
-sent in the window, per second and their latency; every refusal by operation, status and
-problem code (409 ``conflict`` and any 5xx must be 0); stream delivery latency of the reveals
+level was dealt (so the ramp-up of thousands of sign-ups is not in it): moves *offered* (each
+move a person sends, counted once however often a busy service makes them send it again) and
+*answered* (2xx) per second, the answered moves' latency (of the attempt answered, and from the
+first send, the waits before sending again after a refusal included); every refusal by
+operation, status and problem code, and the time each refusal took (send to answer) by status
+(409 ``conflict`` and any 5xx but 503 must be 0); streams cut (ended by the service before the
+game's end); stream delivery latency of the reveals
 and version gaps on the streams (must be 0); after the level, from the log, how late each turn
 clock fired (``recorded_at`` of what an expiry wrote minus the deadline named in its command id)
 and whether any turn was revealed twice (must be 0); and where the CPU went in the window:
@@ -114,8 +121,12 @@ class Tally:
 
     window: tuple[float, float] = (math.inf, math.inf)
     moves: int = 0  # 2xx submitMove answers to moves sent inside the window
+    moves_offered: int = 0  # moves first sent inside the window (a retry is not a new one)
+    refusal_ms: dict[str, list[float]] = field(default_factory=dict)  # status → send to answer
+    streams_cut: int = 0  # streams ended by the service before the game's end, in the window
     moves_by_type: Counter[str] = field(default_factory=Counter)
-    move_ms: list[float] = field(default_factory=list)
+    move_ms: list[float] = field(default_factory=list)  # first send to the 2xx, retries in
+    answered_ms: list[float] = field(default_factory=list)  # the attempt answered 2xx alone
     requests: int = 0  # every request sent inside the window (moves, views, play again)
     reveal_ms: list[float] = field(default_factory=list)  # picks_revealed → follower, in window
     stream_events: int = 0
@@ -150,6 +161,7 @@ class Person:
     player_id: str = ""
     seat: int = 0
     hand: list[int] = field(default_factory=list)
+    answered_ms: float = 0.0  # the last request's answered attempt, send to answer
 
 
 def _code(body: bytes) -> str:
@@ -183,9 +195,12 @@ async def api(
         if tally.in_window(t0):
             tally.requests += 1
         if status in ok:
+            person.answered_ms = (time.monotonic() - t0) * 1000
             return msgspec.json.decode(data) if data else None
         code = _code(data)
         tally.count(f"{op} {status} {code}".strip(), t0)
+        if tally.in_window(t0):
+            tally.refusal_ms.setdefault(str(status), []).append((time.monotonic() - t0) * 1000)
         if status in (429, 503) and (attempt < tries or t0 < tally.window[1]):
             await asyncio.sleep(min(0.2 * attempt, 2.0) * (0.5 + random.random()))
             continue
@@ -269,8 +284,10 @@ async def follow(tally: Tally, stream: Stream, woken: asyncio.Event, stop: async
                 if kind == "game_ended" or stop.is_set():
                     return
             reason = "streamGameEvents ended early"
+            tally.streams_cut += tally.in_window(time.monotonic())
         except (ConnectionError, asyncio.IncompleteReadError, OSError) as exc:
             reason = f"streamGameEvents cut ({type(exc).__name__})"
+            tally.streams_cut += tally.in_window(time.monotonic())
         except Refused as refused:
             reason = f"streamGameEvents {refused.status}"
         finally:
@@ -404,6 +421,8 @@ class Table:
     async def move(self, person: Person, move: dict[str, Any]) -> dict[str, Any]:
         move["move_id"] = uuid.uuid4().hex
         t0 = time.monotonic()
+        if self.tally.in_window(t0):
+            self.tally.moves_offered += 1
         view: dict[str, Any] = await api(
             self.tally,
             person,
@@ -417,6 +436,7 @@ class Table:
             self.tally.moves += 1
             self.tally.moves_by_type[move["type"]] += 1
             self.tally.move_ms.append((time.monotonic() - t0) * 1000)
+            self.tally.answered_ms.append(person.answered_ms)
         return view
 
     async def play_game(self, started: asyncio.Event) -> bool:
@@ -589,7 +609,9 @@ async def generator(config: dict[str, Any]) -> None:
     await asyncio.gather(*(t.leave() for t in tables))
     out = {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(tally).items()}
     out["move_ms"] = [round(x, 2) for x in tally.move_ms]
+    out["answered_ms"] = [round(x, 2) for x in tally.answered_ms]
     out["reveal_ms"] = [round(x, 2) for x in tally.reveal_ms]
+    out["refusal_ms"] = {k: [round(x, 2) for x in v] for k, v in tally.refusal_ms.items()}
     out["followed_games"] = sum(t.followed for t in tables)
     print(RESULT + json.dumps(out), flush=True)
 
@@ -749,6 +771,7 @@ async def run_level(
                 json.dumps(config),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                limit=1 << 26,  # the tally is one line: every latency of the level
             )
         )
     try:
@@ -851,6 +874,7 @@ async def _measure(
     cpu = cpu_between(before, after)
     moves = sum(t["moves"] for t in tallies)
     move_ms = [x for t in tallies for x in t["move_ms"]]
+    answered_ms = [x for t in tallies for x in t["answered_ms"]]
     reveal_ms = [x for t in tallies for x in t["reveal_ms"]]
     errors: Counter[str] = Counter()
     outside: Counter[str] = Counter()
@@ -860,6 +884,11 @@ async def _measure(
     by_type: Counter[str] = Counter()
     for t in tallies:
         by_type.update(t["moves_by_type"])
+    refusal_ms: dict[str, list[float]] = {}
+    for t in tallies:
+        for status, samples in t["refusal_ms"].items():
+            refusal_ms.setdefault(status, []).extend(samples)
+    offered = sum(t["moves_offered"] for t in tallies)
     game_ids = [g for t in tallies for g in t["game_ids"]]
     window = cpu["window_s"]
     result = {
@@ -873,9 +902,17 @@ async def _measure(
         "moves": moves,
         "moves_by_type": dict(by_type),
         "moves_per_s": round(moves / window, 1),
+        "moves_offered": offered,
+        "moves_offered_per_s": round(offered / window, 1),
+        "refusals": {
+            status: {"count": len(samples), "ms": _pcts(samples)}
+            for status, samples in sorted(refusal_ms.items())
+        },
+        "streams_cut": sum(t["streams_cut"] for t in tallies),
         "moves_per_s_per_game": round(moves / window / games, 3),
         "requests_per_s": round(sum(t["requests"] for t in tallies) / window, 1),
         "move_ms": _pcts(move_ms),
+        "answered_ms": _pcts(answered_ms),
         "reveal_to_follower_ms": _pcts(reveal_ms) | {"samples": len(reveal_ms)},
         "stream_events": sum(t["stream_events"] for t in tallies),
         "stream_gaps": sum(t["stream_gaps"] for t in tallies),
@@ -909,18 +946,22 @@ async def _expect(procs: list[Any], word: str) -> None:
             raise RuntimeError(f"a generator failed before {word} (exit {await proc.wait()})")
 
 
-def server_errors(errors: dict[str, int]) -> int:
+def server_errors(errors: dict[str, int], *, but_503: bool = False) -> int:
+    """5xx answers in `errors` (with `but_503`: those other than 503, which is a refusal)."""
     total = 0
     for key, n in errors.items():
         parts = key.split()
-        if len(parts) > 1 and parts[1].isdigit() and parts[1].startswith("5"):
+        status = parts[1] if len(parts) > 1 else ""
+        if status.isdigit() and status.startswith("5") and not (but_503 and status == "503"):
             total += n
     return total
 
 
 def ratios(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each level's figures ÷ the same figures at the smallest level of the run."""
+    """Each level's figures ÷ the same figures at the smallest level of the run, and its
+    answered moves ÷ the most any level answered (the peak)."""
     base = levels[0]
+    peak = max(lv["moves_per_s"] for lv in levels) or None
 
     def div(a: float | None, b: float | None) -> float | None:
         return round(a / b, 3) if a is not None and b else None
@@ -930,6 +971,7 @@ def ratios(levels: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "games": lv["games"],
             "baseline_games": base["games"],
             "moves_per_s": div(lv["moves_per_s"], base["moves_per_s"]),
+            "moves_per_s_of_peak": div(lv["moves_per_s"], peak),
             "pace_per_game": div(lv["moves_per_s_per_game"], base["moves_per_s_per_game"]),
             "move_p50": div(lv["move_ms"]["p50"], base["move_ms"]["p50"]),
             "move_p99": div(lv["move_ms"]["p99"], base["move_ms"]["p99"]),
@@ -966,15 +1008,18 @@ async def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
             _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
             resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
         os.environ.update(dict(kv.split("=", 1) for kv in args.env))
-        servers = [Server(url, "service", "serve") for _ in range(args.instances)]
+        servers = [
+            Server(url, "service", "serve", cwd=args.service_tree) for _ in range(args.instances)
+        ]
         await asyncio.gather(*(s.wait_healthy() for s in servers))
         levels = []
-        for games in [*sorted(set(args.baselines)), args.games]:
+        for games in args.levels:
             profile_to = None
-            if args.profile and games == args.games:
+            if args.profile and games == args.levels[-1]:
                 profile_to = Path(tempfile.mkdtemp(prefix="swarm-online-")) / "service.txt"
             level = await run_level(games, args, servers, url, server_url, database, profile_to)
             level["server_errors"] = server_errors(level["errors"])
+            level["server_errors_but_503"] = server_errors(level["errors"], but_503=True)
             levels.append(level)
             say(summary_line(level))
         results["levels"] = levels
@@ -1025,6 +1070,7 @@ def print_report(results: dict[str, Any]) -> None:
         )
         if max(lv["cpu"]["per_generator_cores"].values(), default=0) > 0.5:
             print("        NOTE: a generator process used more than half a core")
+    print_table(results)
     for r in results.get("ratios", []):
         print(
             f"  {r['games']} ÷ {r['baseline_games']} games: moves/s {r['moves_per_s']}, "
@@ -1041,12 +1087,72 @@ def print_report(results: dict[str, Any]) -> None:
     print(f"  JSON in {results['json']}")
 
 
+def level_row(lv: dict[str, Any], peak: float) -> list[str]:
+    refusals = ", ".join(
+        f"{n['count']}×{status} (p99 {n['ms']['p99']:.0f} ms)"
+        for status, n in lv.get("refusals", {}).items()
+    )
+    share = lv["cpu"]["share_of_machine"]
+    clock = lv["clock"]["late_ms"]
+    return [
+        str(lv["games"]),
+        f"{lv.get('moves_offered_per_s', 0):.0f}",
+        f"{lv['moves_per_s']:.0f}",
+        f"{lv['moves_per_s'] / peak:.2f}" if peak else "-",
+        f"{lv['answered_ms']['p50']:.0f} / {lv['answered_ms']['p99']:.0f}"
+        if "answered_ms" in lv
+        else "-",
+        f"{lv['move_ms']['p50']:.0f} / {lv['move_ms']['p99']:.0f}",
+        refusals or "0",
+        str(lv.get("server_errors_but_503", lv.get("server_errors", 0))),
+        f"{clock['p99']:.0f} / {clock['max']:.0f} ({lv['clock']['expiries']})",
+        str(lv.get("streams_cut", 0)),
+        f"{share['service']:.0%} / {share['postgres_backends'] + share['postgres_background']:.0%}"
+        f" / {share['generators']:.0%} / {share['other']:.0%}",
+    ]
+
+
+TABLE_HEAD = [
+    "games",
+    "moves offered/s",
+    "answered/s",
+    "÷ peak",
+    "answered p50 / p99 ms",
+    "move, first send to answer, p50 / p99 ms",
+    "refusals (p99 time to the refusal)",
+    "other 5xx",
+    "clock late p99 / max ms (expiries)",
+    "streams cut",
+    "CPU: service / PostgreSQL / generators / other",
+]
+
+
+def print_table(results: dict[str, Any]) -> None:
+    """The levels as a Markdown table (docs/benchmarks.md takes it as it is)."""
+    levels = results.get("levels", [])
+    if not levels:
+        return
+    peak = max(lv["moves_per_s"] for lv in levels)
+    print()
+    print("| " + " | ".join(TABLE_HEAD) + " |")
+    print("|" + "---|" * len(TABLE_HEAD))
+    for lv in levels:
+        print("| " + " | ".join(level_row(lv, peak)) + " |")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m tests.bench.online", description=__doc__)
-    parser.add_argument("--games", type=int, default=1000, help="concurrent games (default 1000)")
     parser.add_argument(
-        "--baselines", default="10,100", help="smaller levels measured first (default 10,100)"
+        "--levels",
+        default="25,100,200,400,1000",
+        help="concurrent games at each level, in order (default 25,100,200,400,1000)",
+    )
+    parser.add_argument("--games", type=int, help="the last level (with --baselines before it)")
+    parser.add_argument("--baselines", default="10,100", help="levels before --games")
+    parser.add_argument(
+        "--service-tree", help="run the service from this checkout (default: this one)"
     )
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window a level")
     parser.add_argument("--warmup", type=float, default=15.0, help="after the deal, before it")
@@ -1073,7 +1179,11 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(generator(json.loads(args.generator)))
         return 0
     args.argv = argv
-    args.baselines = [int(g) for g in args.baselines.split(",") if g.strip()]
+    if args.games is not None:
+        baselines = [int(g) for g in args.baselines.split(",") if g.strip()]
+        args.levels = [*sorted(set(baselines)), args.games]
+    else:
+        args.levels = [int(g) for g in args.levels.split(",") if g.strip()]
     results = asyncio.run(orchestrate(args))
     args.json.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     print_report(results)

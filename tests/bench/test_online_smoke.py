@@ -16,8 +16,7 @@ def test_online_bench_smoke(database_url: str, tmp_path: Path) -> None:
     out = tmp_path / "online.json"
     code = online.main(
         [
-            "--games=4",
-            "--baselines=2",
+            "--levels=2,4",
             "--seconds=3",
             "--warmup=0.5",
             "--generators=2",
@@ -37,6 +36,9 @@ def test_online_bench_smoke(database_url: str, tmp_path: Path) -> None:
     for lv in levels:
         assert lv["generators"] == 2
         assert lv["moves"] > 0 and lv["moves_by_type"].get("confirm", 0) > 0
+        assert lv["moves_offered"] >= lv["moves"] and lv["moves_offered_per_s"] > 0
+        assert lv["server_errors_but_503"] == 0 and lv["streams_cut"] == 0
+        assert set(lv["refusals"]) <= {"503"}, lv["refusals"]
         assert lv["conflicts"] == 0 and lv["server_errors"] == 0, lv["errors"]
         assert lv["stream_gaps"] == 0 and lv["streams_opened"] >= 4 * lv["games"]
         assert lv["reveal_to_follower_ms"]["samples"] > 0
@@ -47,4 +49,5 @@ def test_online_bench_smoke(database_url: str, tmp_path: Path) -> None:
     assert sum(lv["clock"]["expiries"] for lv in levels) > 0
     (ratio,) = results["ratios"]
     assert ratio["games"] == 4 and ratio["baseline_games"] == 2 and ratio["moves_per_s"]
+    assert 0 < ratio["moves_per_s_of_peak"] <= 1
     assert results["servers"]["log_problem_lines"] == []

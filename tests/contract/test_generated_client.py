@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import json
 import subprocess
 import sys
 import types
@@ -115,8 +116,8 @@ def test_a_generated_client_plays_a_whole_solo_game(api: Generated) -> None:
         api.models.Tap(type_=api.models.TapType.TAP, bee=view.hand[-1], move_id="tap-1"),
     )
     assert tapped.tapped == view.hand[-1]
-    while view.phase != api.models.GameViewPhase.ENDED:
-        if view.phase == api.models.GameViewPhase.CHOOSING:
+    while view.phase != api.models.Phase.ENDED:
+        if view.phase == api.models.Phase.CHOOSING:
             assert view.choice.yours
             view = api.move(ada, game_id, api.take_cheapest(view))
         else:
@@ -163,13 +164,13 @@ def test_a_generated_client_plays_online_games_until_a_too_low_choice(api: Gener
     game_id = joined.game.game_id
     for number in range(8):
         view = api.game(hana, game_id)
-        while view.phase != api.models.GameViewPhase.ENDED:
+        while view.phase != api.models.Phase.ENDED:
             for seat, person in people.items():
                 view = api.game(person, game_id)
-                if view.phase == api.models.GameViewPhase.CHOOSING and view.choice.yours:
+                if view.phase == api.models.Phase.CHOOSING and view.choice.yours:
                     choices += 1
                     view = api.move(person, game_id, api.take_cheapest(view))
-                elif view.phase == api.models.GameViewPhase.PICKING and view.confirmed is None:
+                elif view.phase == api.models.Phase.PICKING and view.confirmed is None:
                     view = api.move(person, game_id, api.confirm_lowest(view))
                 assert view.you == seat
         assert view.result.winners and {s.seat for s in view.result.scores} == {1, 2}
@@ -180,3 +181,100 @@ def test_a_generated_client_plays_online_games_until_a_too_low_choice(api: Gener
         game_id = again.games[-1]
         assert number < 7, "no too-low bee in 8 games"
     assert choices > 0
+
+
+def with_newer_values(view: dict[str, Any], page: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Real answers as a newer server might send them: a phase, a bee level, an event type and a
+    problem code this document does not know (adding them is not breaking: README,
+    'Versions')."""
+    view = {**view, "phase": "bidding"}
+    view["seats"] = [
+        {**s, "level": "grandmaster"} if s["kind"] == "bee" else s for s in view["seats"]
+    ]
+    newer_event = {**page["events"][0], "type": "bee_buzzed", "data": {"bee": 7, "loud": True}}
+    page = {**page, "events": [*page["events"], newer_event]}
+    problem = {
+        "type": "urn:swarm:problem:table-on-fire",
+        "title": "The table is on fire",
+        "status": 409,
+        "code": "table-on-fire",
+    }
+    return view, page, problem
+
+
+def test_a_generated_client_takes_values_a_newer_server_adds(api: Generated) -> None:
+    ada = api.guest("Newer")
+    table = api.op("tables", "create_solo_table").sync(
+        client=ada, body=api.models.SoloTableIn(players=3)
+    )
+    game_id = table.game.game_id
+    http = ada.get_httpx_client()
+    view = http.get(f"/games/{game_id}").json()
+    page = http.get(f"/games/{game_id}/events").json()
+    # What this version knows decodes to the generated enums and event models...
+    known = api.models.GameView.from_dict(view)
+    assert known.phase == api.models.Phase.PICKING
+    assert any(s.level == api.models.BeeLevel.HEURISTIC for s in known.seats)
+    assert isinstance(api.models.EventPage.from_dict(page).events[0], api.models.DealCommittedEntry)
+    # ...and what it does not know decodes too, as plain values, without an exception.
+    newer_view, newer_page, problem = with_newer_values(view, page)
+    decoded = api.models.GameView.from_dict(newer_view)
+    assert decoded.phase == "bidding" and not isinstance(decoded.phase, api.models.Phase)
+    assert {s.level for s in decoded.seats if s.kind == api.models.SeatKind.BEE} == {"grandmaster"}
+    events = api.models.EventPage.from_dict(newer_page).events
+    assert isinstance(events[-1], api.models.UnknownEvent) and events[-1].type_ == "bee_buzzed"
+    assert events[-1].data.additional_properties == {"bee": 7, "loud": True}
+    assert not isinstance(events[0], api.models.UnknownEvent)
+    decoded_problem = api.models.Problem.from_dict(problem)
+    assert decoded_problem.code == "table-on-fire"
+
+
+def sse_messages(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """The Server-Sent Events framing (the one part no generator writes): fields until a blank
+    line, comments (`: heartbeat`) skipped; each message as GameStreamMessage's fields."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if "data" in fields:
+                yield {"id": int(fields["id"]), "event": fields["event"], "data": fields["data"]}
+            fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+
+
+def test_a_generated_client_follows_a_game_through_its_stream_with_resume(api: Generated) -> None:
+    """streamGameEvents from start to end, typed by the generated `GameStreamMessage` (and its
+    event models), hung up after five messages and resumed with `Last-Event-ID`."""
+    ada = api.guest("Streamer")
+    table = api.op("tables", "create_solo_table").sync(
+        client=ada, body=api.models.SoloTableIn(players=3)
+    )
+    game_id = table.game.game_id
+    http = ada.get_httpx_client()
+    received: list[Any] = []
+
+    def read(last_event_id: str | None, stop_after: int | None) -> None:
+        headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
+        with http.stream("GET", f"/games/{game_id}/stream", headers=headers) as response:
+            assert response.status_code == 200
+            for raw in sse_messages(response.iter_lines()):
+                raw["data"] = json.loads(raw["data"])
+                message = api.models.GameStreamMessage.from_dict(raw)
+                received.append(message)
+                if stop_after is not None and len(received) == stop_after:
+                    return
+
+    read(None, stop_after=5)
+    view = api.game(ada, game_id)
+    while view.phase != api.models.Phase.ENDED:
+        if view.phase == api.models.Phase.CHOOSING:
+            view = api.move(ada, game_id, api.take_cheapest(view))
+        else:
+            view = api.move(ada, game_id, api.confirm_lowest(view))
+    read(str(received[-1].id), stop_after=None)  # the stream ends by itself after the game
+    assert [m.id for m in received] == list(range(1, view.version + 1))
+    assert all(not isinstance(m.data, api.models.UnknownEvent) for m in received)
+    assert isinstance(received[0].data, api.models.DealCommittedEntry)
+    assert isinstance(received[-1].data, api.models.DealRevealedEntry)
+    assert any(isinstance(m.data, api.models.GameEndedEntry) for m in received)

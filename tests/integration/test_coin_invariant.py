@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
-from service.domain.rules.errors import RuleViolation
+from service.domain.refusals import Refused
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
 from service.store.pool import Pool
@@ -147,7 +147,7 @@ async def run(
                     else:
                         continue
                     await swarm.play.submit_move(who, game_id, move)
-                except RuleViolation:
+                except Refused:
                     pass
                 game = await swarm.repository.game(game_id)
 
@@ -186,7 +186,7 @@ async def run(
                     if other is not player:
                         try:
                             await swarm.tables.join_table(other, table_id, None)
-                        except RuleViolation as refused:
+                        except Refused as refused:
                             event(f"refused: {refused.code}")
             elif kind == "sit_out":  # sit down and leave again (between games, often)
                 await swarm.tables.join_table(player, table_id, None)
@@ -195,7 +195,7 @@ async def run(
                 await play_out(table_id)
             elif kind == "abandon":
                 await abandon(table_id)
-        except RuleViolation as refused:
+        except Refused as refused:
             event(f"refused: {refused.code}")  # refused: must change nothing (checked below)
         else:
             event(f"done: {kind}")

@@ -42,6 +42,9 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
         ),
         ("service/usecases/play.py", "from service.api.routes import Move\n", "service.api"),
         ("service/usecases/play.py", "from service.bootstrap import Swarm\n", "service.bootstrap"),
+        ("service/usecases/money.py", "import asyncpg\n", "asyncpg"),
+        ("service/usecases/accounts.py", "from asyncpg import UniqueViolationError\n", "asyncpg"),
+        ("service/usecases/clock.py", "import psycopg\n", "psycopg"),
     ],
 )
 def test_a_forbidden_import_is_reported(
@@ -57,7 +60,9 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
         tmp_path,
         {
             "service/domain/views.py": "from service.domain.rules.engine import GameState\n",
-            "service/usecases/play.py": "from service.domain.play import play\nimport asyncio\n",
+            "service/usecases/play.py": (
+                "from service.domain.bee_answers import decide_with_bees\nimport asyncio\n"
+            ),
             "service/store/projections.py": "from service.domain.tables import TableState\n",
             "service/api/routes.py": "from service.bootstrap import Swarm\nimport litestar\n",
         },

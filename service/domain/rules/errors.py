@@ -1,29 +1,28 @@
-"""Why a command was refused.
+"""Why a command of the game was refused: a `RuleViolation`, in the two families of every
+refusal (`service/domain/refusals.py`).
 
-Two families, as python-chess splits them: an `InvalidMove` is malformed whatever the state of the
-game (a stem numbered 7), an `IllegalMove` is well formed but not allowed now (a bee you do not
-hold, a second confirm). The HTTP layer maps the first to 422 and the second to 409; each class
-carries a stable `code` that clients can switch on.
+An `InvalidMove` is malformed whatever the state of the game (a stem numbered 7), an
+`IllegalMove` is well formed but not allowed now (a bee you do not hold, a second confirm). The
+HTTP layer maps the first to 422 and the second to 409; each class carries a stable `code` that
+clients can switch on.
 """
 
 from __future__ import annotations
 
+from service.domain.refusals import Malformed, NotAllowedNow, Refused
 
-class RuleViolation(ValueError):
+
+class RuleViolation(Refused):
     code = "rule-violation"
     title = "The move breaks a rule"
 
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
 
-
-class InvalidMove(RuleViolation):
+class InvalidMove(RuleViolation, Malformed):
     code = "invalid-move"
     title = "The move is malformed"
 
 
-class IllegalMove(RuleViolation):
+class IllegalMove(RuleViolation, NotAllowedNow):
     code = "illegal-move"
     title = "The move is not allowed now"
 

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import asyncio
 
-from service.domain.play import play
+from service.domain.bee_answers import decide_with_bees as decide_here
 from service.domain.rules.bees import SeedFor, thinks_long
 from service.domain.rules.commands import Command
 from service.domain.rules.engine import GameState
 from service.domain.rules.events import Event
 
 
-async def play_with_bees(
+async def decide_with_bees(
     state: GameState, command: Command, seed_for: SeedFor | None
 ) -> tuple[GameState, list[Event]]:
-    """`service.domain.play.play`, off the event loop when a bee will think long."""
+    """`service.domain.bee_answers.decide_with_bees`, off the event loop when a bee will think
+    long."""
     if seed_for is None or not thinks_long(state):
-        return play(state, command, seed_for)
-    return await asyncio.to_thread(play, state, command, seed_for)
+        return decide_here(state, command, seed_for)
+    return await asyncio.to_thread(decide_here, state, command, seed_for)

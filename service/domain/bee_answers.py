@@ -1,6 +1,7 @@
-"""A command and what it sets off: the rules decide it, then every bee player that has to
-pick now picks (seed §8, §9 "Bees at the table"), each decision folded once as it is made.
-Pure: the bee players see only their `BeeView` (service.domain.rules.bees)."""
+"""A command and the bee players' answers: the rules decide it, then every bee player that has
+to pick now picks (seed §8, §9 "Bees at the table"), each decision folded once as it is made.
+Pure: the bee players see only their `BeeView` (service.domain.rules.bee_view). The use case
+that calls it (off the event loop when a bee thinks long) is `service.usecases.bee_threads`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from service.domain.rules.engine import GameState, decide_and_evolve
 from service.domain.rules.events import Event
 
 
-def play(
+def decide_with_bees(
     state: GameState, command: Command, seed_for: SeedFor | None = None
 ) -> tuple[GameState, list[Event]]:
     """Decide `command`, then let the bee players answer; the state after, and every event.

@@ -1,0 +1,143 @@
+"""Admission control: past what this process can carry, a request is refused before it costs
+anything, and what is admitted is served in time (docs/operations.md, "Past capacity").
+
+* **A concurrency limit** (`Settings.max_in_flight`): at most that many requests are being
+  handled at once (streams apart). Past it a request waits in a queue, one per kind, and the
+  next free place goes to the most urgent kind waiting: a move of a game in progress before
+  anything else, sign-ups and new tables last.
+* **The queue is shed by its delay, as CoDel does** (the variant of Facebook's "Fail at
+  scale"): while the queue keeps emptying (it was empty within the last `INTERVAL`), a burst is
+  absorbed: a request may wait up to `INTERVAL`. Once it has stood for longer than that, the
+  process is past its capacity: a request may wait at most `TARGET`, and a sign-up or a new
+  table is refused at once. A refused request has cost the HTTP parse and this decision: no
+  decoding, no token check, no pool connection, no write (a shed request changes nothing).
+
+Why this and not an adaptive limit or a longer queue: on a CPU-bound process the delay in the
+queue is the signal that matters (a request that waits 3 s for a pool connection has already
+cost nearly what it would have cost to serve), it needs no latency model of the machine, and it
+answers a refusal within `TARGET` of its arrival under overload, while a burst on a healthy
+process is served, not refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import deque
+from collections.abc import Callable
+
+from service import metrics
+
+# The kinds of request, most urgent first.
+MOVE = 0  # a move of a game in progress
+OTHER = 1  # everything else: views, logs, tickets, leaving, play again, the board's files
+NEW = 2  # sign-ups, logins and new tables or seats: refused first when past capacity
+KINDS = ("move", "other", "new")
+
+INTERVAL = 0.1  # seconds the queue may stand before the process counts as past capacity
+TARGET = 0.01  # seconds a request may wait in a standing queue
+QUEUE_PER_PLACE = 4  # the queue holds at most this many requests per place of the limit
+
+_MOVE = re.compile(r"^/games/[^/]+/moves$")
+_NEW = re.compile(r"^/(guests|accounts|sessions|tables|solo-tables|tables/[^/]+/seats)/?$")
+# Never queued or shed: health checks and metrics (cheap, and what operators look at when busy).
+_EXEMPT = ("/health", "/metrics")
+
+
+def kind_of(method: str, path: str) -> int | None:
+    """The request's kind, or None when it is never queued."""
+    if method == "POST":
+        if _MOVE.match(path):
+            return MOVE
+        if _NEW.match(path):
+            return NEW
+    elif path.startswith(_EXEMPT):
+        return None
+    return OTHER
+
+
+class Admission:
+    """The limit and its queue, for one process (one event loop)."""
+
+    def __init__(
+        self,
+        limit: int,
+        *,
+        interval: float = INTERVAL,
+        target: float = TARGET,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit = limit
+        self.interval = interval
+        self.target = target
+        self.clock = clock
+        self.active = 0
+        self.max_queue = QUEUE_PER_PLACE * limit
+        self._queues: tuple[deque[asyncio.Future[None]], ...] = (deque(), deque(), deque())
+        self._waiting = 0
+        self._last_empty = clock()
+
+    def standing(self) -> bool:
+        """Whether the queue has not been empty for longer than `interval`: past capacity."""
+        return self._waiting > 0 and self.clock() - self._last_empty > self.interval
+
+    def wait_allowed(self, kind: int) -> float:
+        """How long a request of `kind` may wait for a place now (0: refused at once)."""
+        if self._waiting >= self.max_queue:
+            return 0.0
+        if self.standing():
+            return 0.0 if kind == NEW else self.target
+        return self.interval
+
+    async def enter(self, kind: int) -> bool:
+        """Take a place (True: the caller must `leave()` when done), or False: refused."""
+        if self.active < self.limit and self._waiting == 0:
+            self.active += 1
+            self._last_empty = self.clock()
+            return True
+        wait = self.wait_allowed(kind)
+        if wait <= 0:
+            return False
+        place: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._waiting == 0:
+            self._last_empty = self.clock()  # empty until now: it starts standing from here
+        queue = self._queues[kind]
+        queue.append(place)
+        self._waiting += 1
+        started = self.clock()
+        try:
+            async with asyncio.timeout(wait):
+                await place
+            return True  # handed over by leave(), already counted in `active`
+        except (TimeoutError, asyncio.CancelledError) as stopped:
+            if place.done() and not place.cancelled():
+                # The place was handed over just as the wait ended: it is ours.
+                if isinstance(stopped, asyncio.CancelledError):
+                    self.leave()
+                    raise
+                return True
+            if place in queue:
+                queue.remove(place)
+                self._dequeued()
+            if isinstance(stopped, asyncio.CancelledError):
+                raise
+            return False
+        finally:
+            metrics.ADMISSION_WAIT.observe(self.clock() - started)
+
+    def leave(self) -> None:
+        """Give the place back: to the most urgent request waiting, if any."""
+        for queue in self._queues:
+            while queue:
+                place = queue.popleft()
+                self._dequeued()
+                if not place.done():
+                    place.set_result(None)  # the place passes on: `active` is unchanged
+                    return
+        self.active -= 1
+
+    def _dequeued(self) -> None:
+        self._waiting -= 1
+        if self._waiting == 0:
+            self._last_empty = self.clock()

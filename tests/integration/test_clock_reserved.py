@@ -1,0 +1,69 @@
+"""Issue 28, point 2: the turn clock never starves. Requests hold every connection of the pool
+(as at 1,000 games, when they queued for it); the clock, on its reserved connections, still
+fires a due turn. Without them it cannot, which is what made it fire 9 to 14 s late."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from service.bootstrap import bootstrap
+from service.domain.rules.events import ClockSettings
+from service.store.events import EventStore
+from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        # Two years ahead: no other test's timer is due by it before this one moves it.
+        self.now = datetime.now(UTC) + timedelta(days=730)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+async def pools(database_url: str) -> AsyncIterator[tuple[Pool, Pool]]:
+    requests = await open_pool(database_url, min_size=1, max_size=1, acquire_timeout=0.2)
+    reserved = await open_pool(database_url, min_size=1, max_size=4)
+    try:
+        yield requests, reserved
+    finally:
+        await requests.close()
+        await reserved.close()
+
+
+async def test_the_clock_fires_on_its_own_connections_while_requests_hold_the_pool(
+    pools: tuple[Pool, Pool],
+) -> None:
+    requests, reserved = pools
+    clock = FakeClock()
+    swarm = bootstrap(EventStore(requests), requests, clock=clock)
+    hana, _ = await swarm.identity.create_guest("Hana", None)
+    bob, _ = await swarm.identity.create_guest("Bob", None)
+    table = await swarm.tables.create_table(
+        hana, 2, 0, ClockSettings(turn_seconds=20, choice_seconds=20)
+    )
+    joined = await swarm.tables.join_table(bob, table.table_id, None)
+    assert joined.game is not None
+    game_id = joined.game.game_id
+    clock.now += timedelta(seconds=21)  # the first turn's deadline has passed
+
+    held = await requests.acquire()  # requests hold every connection of their pool
+    try:
+        with pytest.raises(PoolExhausted):
+            await swarm.clock.fire_due_timers()  # on the requests' pool: starved
+
+        async def on_reserved() -> int:
+            use_reserved(reserved)
+            return await swarm.clock.fire_due_timers()
+
+        assert await asyncio.create_task(on_reserved()) >= 1
+    finally:
+        await requests.release(held)
+
+    state = await swarm.repository.game(game_id)
+    assert state.turn == 2  # nobody picked: the clock confirmed for both and the turn moved on

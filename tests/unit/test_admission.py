@@ -1,0 +1,152 @@
+"""Admission control (service/api/admission.py): the limit, the queue by kind, and shedding by
+the queue's delay. The clock the shedding reads is a fake one here, so nothing depends on how
+fast this machine is; only the waits themselves are real (and bounded by the test's values)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from service.api.admission import MOVE, NEW, OTHER, Admission, kind_of
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "kind"),
+    [
+        ("POST", "/games/3f1c/moves", MOVE),
+        ("POST", "/guests", NEW),
+        ("POST", "/accounts", NEW),
+        ("POST", "/sessions", NEW),
+        ("POST", "/tables", NEW),
+        ("POST", "/solo-tables", NEW),
+        ("POST", "/tables/3f1c/seats", NEW),
+        ("GET", "/games/3f1c", OTHER),
+        ("GET", "/tables", OTHER),
+        ("POST", "/tables/3f1c/games", OTHER),  # play again at a table already playing
+        ("POST", "/tables/3f1c/leave", OTHER),
+        ("GET", "/games/3f1c/moves", OTHER),
+        ("GET", "/health/ready", None),
+        ("GET", "/metrics", None),
+    ],
+)
+def test_every_request_has_a_kind(method: str, path: str, kind: int | None) -> None:
+    assert kind_of(method, path) == kind
+
+
+async def test_under_the_limit_every_request_enters_at_once() -> None:
+    admission = Admission(2)
+    assert await admission.enter(NEW)
+    assert await admission.enter(MOVE)
+    assert admission.active == 2
+    admission.leave()
+    admission.leave()
+    assert admission.active == 0
+
+
+async def test_a_freed_place_goes_to_a_move_before_a_sign_up() -> None:
+    admission = Admission(1, interval=30.0, clock=FakeClock())
+    assert await admission.enter(OTHER)
+    sign_up = asyncio.ensure_future(admission.enter(NEW))
+    other = asyncio.ensure_future(admission.enter(OTHER))
+    await asyncio.sleep(0)
+    move = asyncio.ensure_future(admission.enter(MOVE))  # arrives last
+    await asyncio.sleep(0)
+    assert not (sign_up.done() or other.done() or move.done())
+
+    admission.leave()  # the first place frees: the move has it
+    await asyncio.sleep(0)
+    assert move.done() and move.result() is True
+    assert not sign_up.done() and not other.done()
+    assert admission.active == 1
+
+    admission.leave()  # then the other request, then the sign-up
+    await asyncio.sleep(0)
+    assert other.done() and other.result() is True and not sign_up.done()
+    admission.leave()
+    await asyncio.sleep(0)
+    assert sign_up.result() is True
+    admission.leave()
+    assert admission.active == 0
+
+
+async def test_a_queue_that_stands_sheds_new_work_at_once_and_the_rest_soon() -> None:
+    clock = FakeClock()
+    admission = Admission(1, interval=0.1, target=0.005, clock=clock)
+    assert await admission.enter(MOVE)
+    # A burst on a healthy process: the queue has just formed, so a request may wait the
+    # whole interval (and is served when a place frees within it).
+    assert admission.wait_allowed(NEW) == pytest.approx(0.1)
+    waiting = asyncio.ensure_future(admission.enter(MOVE))
+    await asyncio.sleep(0)
+    assert not admission.standing()
+
+    clock.now += 0.5  # the queue has not been empty for longer than the interval
+    assert admission.standing()
+    assert admission.wait_allowed(NEW) == 0.0
+    assert admission.wait_allowed(OTHER) == pytest.approx(0.005)
+    assert admission.wait_allowed(MOVE) == pytest.approx(0.005)
+    assert await admission.enter(NEW) is False  # refused without waiting
+
+    admission.leave()  # the queue empties: a burst is welcome again
+    assert await waiting is True
+    assert not admission.standing()
+    assert admission.wait_allowed(NEW) == pytest.approx(0.1)
+    admission.leave()
+    assert admission.active == 0
+
+
+async def test_a_request_that_waits_too_long_is_refused_and_leaves_no_trace() -> None:
+    admission = Admission(1, interval=0.01, target=0.01)
+    assert await admission.enter(MOVE)
+    assert await admission.enter(MOVE) is False  # waited its 10 ms; nobody left
+    assert admission.active == 1
+    admission.leave()
+    assert admission.active == 0
+    assert await admission.enter(OTHER)  # the queue is empty again: straight in
+    admission.leave()
+
+
+async def test_a_full_queue_refuses_at_once() -> None:
+    admission = Admission(1, interval=30.0, clock=FakeClock())
+    assert await admission.enter(MOVE)
+    queued = [asyncio.ensure_future(admission.enter(OTHER)) for _ in range(admission.max_queue)]
+    await asyncio.sleep(0)
+    assert admission.wait_allowed(MOVE) == 0.0
+    assert await admission.enter(MOVE) is False
+    for _ in queued:
+        admission.leave()
+        await asyncio.sleep(0)
+    assert all(q.result() for q in queued)
+    admission.leave()
+    assert admission.active == 0
+
+
+async def test_a_cancelled_waiter_gives_its_place_back() -> None:
+    admission = Admission(1, interval=30.0, clock=FakeClock())
+    assert await admission.enter(MOVE)
+    waiter = asyncio.ensure_future(admission.enter(MOVE))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    admission.leave()
+    assert admission.active == 0
+    assert await admission.enter(NEW)
+
+    # Cancelled just as the place was handed to it: the place goes back, not lost.
+    handed = asyncio.ensure_future(admission.enter(MOVE))
+    await asyncio.sleep(0)
+    admission.leave()  # hands the place over…
+    handed.cancel()  # …and the waiter is cancelled before it runs
+    with pytest.raises(asyncio.CancelledError):
+        await handed
+    assert admission.active == 0
