@@ -3,6 +3,7 @@
 import { session } from "./api.js";
 import { h, replace } from "./dom.js";
 import { GameScreen } from "./game.js";
+import { ReplayScreen } from "./replay.js";
 import { accountScreen, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
 
 class App {
@@ -72,6 +73,12 @@ class App {
           this.cleanup = () => game.unmount();
           this.game = game;
           await game.mount(this.main);
+          break;
+        }
+        case "replay": {
+          const replay = new ReplayScreen(this, arg);
+          this.cleanup = () => replay.unmount();
+          await replay.mount(this.main);
           break;
         }
         case "lobby":

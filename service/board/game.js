@@ -889,6 +889,7 @@ export class GameScreen {
           this.canPlayAgain()
             ? h("button", { class: "primary play-again", onclick: () => this.playAgain() }, this.table?.stake ? "Play again (no buy-in)" : "Play again")
             : null,
+          h("a", { class: "button secondary replay-link", href: `#/replay/${this.gameId}` }, "▶ Replay"),
           this.mode === "solo"
             ? h("button", { class: "secondary", onclick: () => { savePlace(null); this.app.go("#/"); } }, "Back to setup")
             : h("button", { class: "secondary", onclick: () => this.leaveToLobby() }, "Back to the lobby")
