@@ -24,7 +24,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # The same suite in tiers, by folder (tests/unit/test_tiers.py checks that every test folder is
-# in exactly one): unit (the pure domain and everything else that needs no server: seconds, no
+# in exactly one): unit (the pure domain, the in-memory store and moves played on it: seconds, no
 # database: SWARM_TESTS_WITHOUT_DATABASE makes a test that asks for one fail), integration (the
 # store and use cases on a real PostgreSQL), e2e (the app over HTTP, in process or as real
 # processes, the contract, faults, the online bench's smoke), browser (the board in Chromium).

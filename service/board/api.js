@@ -224,6 +224,9 @@ export const api = {
   move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
   listGameEvents: (id, after = 0, limit = 200) =>
     call("GET", `/games/${id}/events?${q({ after, limit })}`),
+  // The replay (replay.js): the game right after a version, and its steps.
+  gameState: (id, version) => call("GET", `/games/${id}/states/${version}`),
+  gameSteps: (id) => call("GET", `/games/${id}/steps`),
 };
 
 // Every event of a game after version `after`, in order, each once. `onEvents(events)` gets

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from service.domain.play import play
+from service.domain.bee_answers import decide_with_bees
 from service.domain.rules.bees import (
     BEE_NAMES,
     BeeView,
@@ -183,9 +183,10 @@ def run(
 
 def answer_times(games: int, level: str = "expert", players: int = 8) -> dict[str, Any]:
     """How long a person waits for a table of `level` bees: one person (seat 1, playing the
-    heuristic's bee) and `players - 1` bees, through `service.domain.play.play` as the service
-    calls it (in a worker thread); each of the person's moves is timed until the bees have
-    answered (the turn flown and every bee's next pick made). Wall and CPU time, one process."""
+    heuristic's bee) and `players - 1` bees, through
+    `service.domain.bee_answers.decide_with_bees` as the service calls it (in a worker thread);
+    each of the person's moves is timed until the bees have answered (the turn flown and every
+    bee's next pick made). Wall and CPU time, one process."""
     bees = [
         SeatInfo(seat=s, name=BEE_NAMES[(s - 2) % len(BEE_NAMES)], kind="bee", level=level)
         for s in range(2, players + 1)
@@ -198,14 +199,14 @@ def answer_times(games: int, level: str = "expert", players: int = 8) -> dict[st
         seed_for = decision_seeds(BENCH_SERVER_SEED, game_id)
         deal = shuffled_deck(players, random.Random(f"deal/{players}/{number}"))
         command = StartGame(game_id=game_id, table_id="t", seats=seats, deck_order=deal)
-        state, _ = play(initial_state, command, seed_for)
+        state, _ = decide_with_bees(initial_state, command, seed_for)
         while state.phase != "ended":
             if state.phase == "choosing":
                 move: ConfirmPick | TakeStem = TakeStem(seat=1, stem=cheapest_stem(state.stems))
             else:
                 move = ConfirmPick(seat=1, bee=choose_bee(view_for(state, 1)))
             started, cpu_started = time.perf_counter(), time.process_time()
-            state, _ = play(state, move, seed_for)
+            state, _ = decide_with_bees(state, move, seed_for)
             cpu.append((time.process_time() - cpu_started) * 1000)
             wall.append((time.perf_counter() - started) * 1000)
     return {
