@@ -51,7 +51,7 @@ export class GameScreen {
     this.table = await api.getTable(view.table_id).catch(() => null);
     this.mode = this.table?.mode ?? "solo";
     this.clock = this.table?.clock ?? null;
-    savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode });
+    if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
     this.view = view;
     this.show(view);
     this.shownVersion = view.version;
@@ -173,7 +173,7 @@ export class GameScreen {
         this.model.landed = new Set();
         this.drawReveal(true);
         this.setBanner(`Picks revealed, low → high. The bees fly in lowest first.`);
-        await sleep(motionMs(650));
+        if (motionMs(650)) await sleep(motionMs(650));
         break;
       case "bee_landed":
       case "stem_taken": {
@@ -191,7 +191,7 @@ export class GameScreen {
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
             this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
           }
-          await sleep(motionMs(700));
+          if (motionMs(700)) await sleep(motionMs(700));
         } else {
           stem.push(d.bee);
           this.drawStems();
@@ -222,7 +222,8 @@ export class GameScreen {
     const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
     const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
     const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
-    if (!from || !to) return;
+    const ms = motionMs(480);
+    if (!from || !to || ms === 0) return; // animation off: the bee is simply there
     const a = from.getBoundingClientRect();
     const b = to.getBoundingClientRect();
     const ghost = beeCard(bee, { class: "ghost" });
@@ -238,7 +239,6 @@ export class GameScreen {
     });
     document.body.append(ghost);
     from.classList.add("flying");
-    const ms = motionMs(480);
     const dx = b.left + b.width / 2 - (a.left + a.width / 2);
     const dy = b.top + b.height / 2 - (a.top + a.height / 2);
     const scale = b.width / Math.max(a.width, 1);

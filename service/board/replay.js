@@ -209,6 +209,8 @@ export class ReplayScreen {
     if (e.altKey || e.ctrlKey || e.metaKey) return;
     const tag = e.target?.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    // Space on a focused button or link is that control's own press, not play/pause.
+    if (e.key === " " && (tag === "BUTTON" || tag === "A")) return;
     const actions = {
       ArrowRight: () => (e.shiftKey ? this.turnStep(1) : this.step(1)),
       ArrowLeft: () => (e.shiftKey ? this.turnStep(-1) : this.step(-1)),

@@ -107,6 +107,17 @@ def test_turns_play_and_pause(page: Any, rigged_url: str, game: tuple[dict[str, 
     paused = position(page)
     page.wait_for_timeout(1200)
     assert position(page) == paused
+    # Space on a focused control presses that control only: here, Play, once.
+    page.get_by_role("button", name="Play (space)").focus()
+    page.keyboard.press("Space")
+    page.wait_for_function(
+        "v => Number(document.querySelector('.replay-pos').textContent.split(' ')[1]) > v",
+        arg=paused,
+    )
+    page.get_by_role("button", name="Pause (space)").click()
+    paused = position(page)
+    page.wait_for_timeout(1200)
+    assert position(page) == paused
     assert page.get_by_role("button", name="Play (space)").count() == 1
 
 

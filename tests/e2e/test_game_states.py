@@ -11,7 +11,7 @@ import msgspec
 
 from service.domain.history import moment, states
 from service.domain.rules.events import decode_event
-from tests.e2e.api_client import Api, without_server_time
+from tests.e2e.api_client import Api, play_online_to_the_end, without_server_time
 
 
 async def _get(api: Api, path: str) -> Any:
@@ -166,3 +166,27 @@ async def test_a_spectator_of_an_online_table_sees_no_hand_until_the_end(anon: A
     assert steps["over"] is False and all(
         s["bee"] is None for s in steps["steps"] if s["kind"] == "tap"
     )
+
+
+async def test_a_finished_online_game_replays_whole_for_every_seat_and_spectator(
+    anon: Api,
+) -> None:
+    ada, bob, eve = [await anon.guest(n) for n in ("Ada", "Bob", "Eve")]
+    table = await ada.create_table(seats=2)
+    await bob.ok_table_action(table["table_id"], "seats")
+    gid = (await ada.table(table["table_id"]))["game"]["game_id"]
+    await play_online_to_the_end({1: ada, 2: bob}, gid)
+    export = (await _get(ada, f"/games/{gid}/export")).json()
+    events, after = _exported(export)
+    for who, seat in ((ada, 1), (bob, 2), (eve, None)):
+        for v in (2, len(events) // 2, len(events)):
+            response = await _state(who, gid, v)
+            assert response.status_code == 200, response.text
+            answer = response.json()
+            assert answer["over"] is True and answer["view"]["you"] == seat
+            assert [s["hand"] for s in answer["seats"]] == [
+                list(s.hand) for s in after[v - 1].seats
+            ]
+            assert answer["event"]["hash"] == export["events"][v - 1]["hash"]
+        steps = (await _get(who, f"/games/{gid}/steps")).json()
+        assert all(s["bee"] is not None for s in steps["steps"] if s["kind"] in ("tap", "confirm"))
