@@ -26,13 +26,13 @@ from service.domain.rules.state import SeatState, Stem, Stems
 
 def landing_stem(stems: Sequence[Sequence[int]], bee: int) -> int | None:
     """The stem (1–4) whose top bee is lower than `bee` and closest to it; None if too low."""
-    best: int | None = None
-    best_top = 0
-    for number, stem in enumerate(stems, start=1):
+    best = best_top = number = 0
+    for stem in stems:  # a counter, not enumerate: this runs for every bee that flies
+        number += 1  # noqa: SIM113
         top = stem[-1]
         if best_top < top < bee:
             best, best_top = number, top
-    return best
+    return best or None
 
 
 def is_sixth(stem: Sequence[int]) -> bool:
