@@ -48,13 +48,20 @@ def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState
 
 
 def evolve(state: GameState, event: Event) -> GameState:
-    """The state after one event: `fold((event,), state)`."""
+    """The state after one event: `fold((event,), state)`. A confirmed pick, the commonest event
+    of all, changes one seat: it is applied by the same `_confirmed` without a working copy."""
+    if type(event) is PickConfirmed:
+        seats = list(state.seats)
+        seats[event.seat - 1] = _confirmed(seats[event.seat - 1], event)
+        return replace(state, seats=tuple(seats), version=state.version + 1)
     work = Folding(state)
-    work.version += 1  # `Folding.apply`, inline: one event is the commonest fold of all
-    _APPLY[type(event)](work, event)
-    if work.stems is state.stems and work.in_flight is state.in_flight:  # `freeze`, inline
-        return replace(work.state, seats=tuple(work.seats), version=work.version)
+    work.apply(event)
     return work.freeze()
+
+
+def _confirmed(seat: SeatState, event: PickConfirmed) -> SeatState:
+    """A seat after its pick is confirmed (by the seat, or by the clock)."""
+    return replace(seat, tapped=event.bee, confirmed=event.bee, by_clock=event.by_clock)
 
 
 class Folding:
@@ -145,9 +152,7 @@ class Folding:
         if type(seats) is not list:  # `_seats()`, inline: the commonest event
             seats = self.seats = list(seats)
         index = event.seat - 1
-        seats[index] = replace(
-            seats[index], tapped=event.bee, confirmed=event.bee, by_clock=event.by_clock
-        )
+        seats[index] = _confirmed(seats[index], event)
 
     def _picks_revealed(self, event: PicksRevealed) -> None:
         """Each pick leaves its seat's hand and flies, lowest first; the turn may be idle."""
