@@ -305,7 +305,11 @@ export class ReplayScreen {
       li.classList.toggle("current", here);
       if (here) {
         li.setAttribute("aria-current", "step");
-        li.scrollIntoView({ block: "nearest" });
+        // Scroll the list only, never the page (on a phone the list is far below).
+        const box = this.logBox;
+        if (li.offsetTop < box.scrollTop || li.offsetTop + li.offsetHeight > box.scrollTop + box.clientHeight) {
+          box.scrollTop = li.offsetTop - box.clientHeight / 2;
+        }
       } else li.removeAttribute("aria-current");
     }
   }
