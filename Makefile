@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -111,5 +111,9 @@ race: $(VENV)/.installed
 
 # Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
 # Chromium against a throw-away database.
+# axe-core for the accessibility scan (tests/browser/test_accessibility.py), from the lock file.
+browser-deps:
+	npm ci --prefix tests/browser --no-audit --no-fund
+
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots

@@ -19,6 +19,7 @@ export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
     tag,
     {
       class: ["bee", `s${n}`, attrs.class],
+      role: tag === "button" ? undefined : "img", // a card that is not a button is a picture of a bee
       "aria-label": label ?? `Bee ${bee}, ${stingWord(n)}`,
       ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")),
     },
