@@ -7,8 +7,8 @@ it emits through this same applier (`Folding.emit`) and never changes the state 
 
 Why a working copy: a game is about 60 events, and building an immutable `GameState` for each
 would cost most of a rebuild. The seats and stems are lists while events change them (each seat
-still an immutable `SeatState`, replaced when it changes), the picks in flight a tuple, and the
-rest of the state a `GameState` replaced only by the few events that change those fields.
+still an immutable `SeatState`, replaced when it changes), the turn's fields plain attributes,
+and the rest of the state a `GameState` replaced only by the few events that change it.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from service.domain.rules.events import (
     StemTaken,
     TurnStarted,
 )
-from service.domain.rules.state import GameState, SeatState, Stem, initial_state
+from service.domain.rules.state import GameState, Phase, SeatState, Stem, initial_state
 
 
 def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState:
@@ -65,30 +65,57 @@ def _confirmed(seat: SeatState, event: PickConfirmed) -> SeatState:
 
 
 class Folding:
-    """A `GameState` being changed by events in place, never seen outside the rules."""
+    """A `GameState` being changed by events in place, never seen outside the rules.
 
-    __slots__ = ("in_flight", "seats", "state", "stems", "version")
+    The fields events change most are attributes here (the seats and stems, lists once an event
+    changes them; the picks in flight; the turn, its phase, deadline, revealed picks, idle count
+    and pending choice); the rest stay in `state`, replaced by the few events that change them.
+    `freeze` builds the one `GameState` at the end."""
+
+    __slots__ = (
+        "deadline",
+        "idle_turns",
+        "in_flight",
+        "pending",
+        "phase",
+        "revealed",
+        "seats",
+        "state",
+        "stems",
+        "turn",
+        "version",
+    )
 
     def __init__(self, state: GameState) -> None:
-        self.state = state  # every field but the four below, replaced when an event changes one
+        self.state = state
         # The seats and stems stay the state's tuples until an event changes one of them
         # (`_seats`, `_stems`): most events change only one of the two.
         self.seats: Sequence[SeatState] = state.seats
         self.stems: Sequence[Stem] = state.stems
         self.in_flight = state.in_flight
         self.version = state.version
+        self.turn = state.turn
+        self.phase: Phase = state.phase
+        self.deadline = state.deadline
+        self.revealed = state.revealed
+        self.idle_turns = state.idle_turns
+        self.pending = state.pending
 
     def freeze(self) -> GameState:
         state = self.state
         if self.version == state.version:
             return state  # nothing applied
-        if self.stems is state.stems and self.in_flight is state.in_flight:  # a seat changed
-            return replace(state, seats=tuple(self.seats), version=self.version)
         return replace(
             state,
             seats=tuple(self.seats),
             stems=tuple(self.stems),
             in_flight=self.in_flight,
+            turn=self.turn,
+            phase=self.phase,
+            deadline=self.deadline,
+            revealed=self.revealed,
+            idle_turns=self.idle_turns,
+            pending=self.pending,
             version=self.version,
         )
 
@@ -129,10 +156,10 @@ class Folding:
             self.state,
             game_id=event.game_id,
             table_id=event.table_id,
-            phase="dealt",
             clock=event.clock,
             proof=event.proof,
         )
+        self.phase = "dealt"
 
     def _turn_started(self, event: TurnStarted) -> None:
         seats = self.seats
@@ -140,7 +167,9 @@ class Folding:
             if seat.tapped is not None or seat.confirmed is not None or seat.by_clock != "none":
                 seats = self._seats()
                 seats[index] = replace(seat, tapped=None, confirmed=None, by_clock="none")
-        self.state = replace(self.state, turn=event.turn, phase="picking", deadline=event.deadline)
+        self.turn = event.turn
+        self.phase = "picking"
+        self.deadline = event.deadline
 
     def _bee_tapped(self, event: BeeTapped) -> None:
         seats = self._seats()
@@ -172,13 +201,10 @@ class Folding:
             elif seat.tapped is not None or seat.confirmed is not None:
                 seats[index] = replace(seat, tapped=None, confirmed=None)
         self.in_flight = event.picks
-        self.state = replace(
-            self.state,
-            revealed=event.picks,
-            phase="flying",
-            deadline=None,
-            idle_turns=self.state.idle_turns + 1 if idle else 0,
-        )
+        self.revealed = event.picks
+        self.phase = "flying"
+        self.deadline = None
+        self.idle_turns = self.idle_turns + 1 if idle else 0
 
     def _bee_landed(self, event: BeeLanded) -> None:
         flying = self.in_flight
@@ -198,20 +224,17 @@ class Folding:
             stems[index] = (*stems[index], event.bee)
 
     def _stem_choice_required(self, event: StemChoiceRequired) -> None:
-        self.state = replace(
-            self.state,
-            phase="choosing",
-            pending=Pick(seat=event.seat, bee=event.bee),
-            deadline=event.deadline,
-        )
+        self.phase = "choosing"
+        self.pending = Pick(seat=event.seat, bee=event.bee)
+        self.deadline = event.deadline
 
     def _stem_taken(self, event: StemTaken) -> None:
         self._landed(event.seat, event.bee)
         self._took(event.seat, event.taken)
         self._stems()[event.stem - 1] = (event.bee,)
-        state = self.state
-        if state.phase != "flying" or state.pending is not None or state.deadline is not None:
-            self.state = replace(state, phase="flying", pending=None, deadline=None)
+        self.phase = "flying"
+        self.pending = None
+        self.deadline = None
 
     def _seat_left(self, event: SeatLeft) -> None:
         seats = self._seats()
@@ -221,14 +244,10 @@ class Folding:
         )
 
     def _game_ended(self, event: GameEnded) -> None:
-        self.state = replace(
-            self.state,
-            phase="ended",
-            winners=event.winners,
-            end_reason=event.reason,
-            pending=None,
-            deadline=None,
-        )
+        self.state = replace(self.state, winners=event.winners, end_reason=event.reason)
+        self.phase = "ended"
+        self.pending = None
+        self.deadline = None
 
     def _deal_revealed(self, event: DealRevealed) -> None:
         self.state = replace(self.state, server_seed=event.server_seed)
