@@ -19,7 +19,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
-from service.api.bodies import TEXT_PATTERN, Name
+from service.api.bodies import NO_STORE, TEXT_PATTERN, Name
 from service.api.dependencies import AUTH, Caller, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
@@ -126,6 +126,7 @@ class AccountController(Controller):
     @post(
         "/",
         operation_id="register",
+        cache_control=NO_STORE,
         status_code=201,
         responses=responses(400, 401, 409, 413, 422, 503),
     )
@@ -156,6 +157,7 @@ class SessionController(Controller):
     @post(
         "/",
         operation_id="login",
+        cache_control=NO_STORE,
         status_code=201,
         responses={401: WRONG_CREDENTIALS, 429: TOO_MANY_LOGINS, **responses(400, 413, 503)},
     )

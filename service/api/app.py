@@ -66,14 +66,8 @@ def rate_limit(per_second: int) -> list[Any]:
         # Who the caller really is: a valid token's player, else the client address.
         identifier_for_request=limits.rate_limit_identity,
         check_throttle_handler=limits.resolve_identity,
-        exclude=[
-            "/health",
-            "/metrics",
-            r"/games/[^/]+/stream$",  # the streams themselves, not their ticket operations
-            r"/tables/[^/]+/stream$",
-            "/docs",
-            STATIC_PATH,
-        ],
+        exclude=[*limits.NOT_RATE_LIMITED, STATIC_PATH],
+        middleware_class=limits.RateLimitHeaders,
     )
     return [config.middleware]
 
@@ -277,6 +271,7 @@ def cors_config(origins: list[str]) -> CORSConfig | None:
             "Retry-After",
             "WWW-Authenticate",
             "X-Request-ID",
+            "API-Version",
             "RateLimit-Limit",
             "RateLimit-Remaining",
             "RateLimit-Reset",

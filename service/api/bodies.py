@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Annotated
 
 import msgspec
+from litestar.datastructures import CacheControlHeader
 
 from service.domain.names import NAME_MAX, name_pattern
 from service.domain.rules.events import BeeLevel
@@ -36,6 +37,9 @@ Name = Annotated[
 # Every string the API reads is text: no NUL and no lone surrogate (refused before decoding,
 # service/api/limits.py).
 TEXT_PATTERN = "^[^\\u0000\\ud800-\\udfff]*$"
+# Answers that hold a credential (a bearer token, a stream ticket): never stored by a cache.
+NO_STORE = CacheControlHeader(no_store=True)
+
 PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
 
 

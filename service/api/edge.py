@@ -2,8 +2,10 @@
 
 In order, for every HTTP request:
 
-1. **Request id**: the client's `X-Request-ID` (64 characters at most) or a new one, bound to
-   every log line of the request and echoed on every response (404s for unknown paths too).
+1. **Request id and version**: the client's `X-Request-ID` (64 characters at most) or a new
+   one, bound to every log line of the request and echoed on every response (404s for unknown
+   paths too), with `API-Version` (the contract's version); a 401 without `WWW-Authenticate`
+   or a 429 or 503 without `Retry-After` gets one.
 2. **One access log line** (JSON, through structlog) when the response ends: method, path,
    operation, status, duration, request id. Never headers, query values or bodies.
 3. **The body first**: a body declared larger than the limit is refused at once (413, and the
@@ -40,13 +42,29 @@ import structlog
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from service import metrics
+from service import __version__, metrics
 from service.api import admission
 
 log = structlog.get_logger("service.access")
 
 # The last message of a stream ended by a shutdown: an SSE comment and a reconnection delay.
 DRAIN_MESSAGE = b": the server is restarting; reconnect with Last-Event-ID\nretry: 1000\n\n"
+
+
+# Every answer says which contract it speaks (the document's info.version).
+_API_VERSION = (b"api-version", __version__.encode("ascii"))
+# What every answer with these statuses must carry, whoever made it: how to authenticate, when
+# to come back. Added here when the answer's maker left it out.
+_MUST_SAY = {
+    401: (b"www-authenticate", b"Bearer"),
+    429: (b"retry-after", b"1"),
+    503: (b"retry-after", b"1"),
+}
+
+
+def _missing(status: int, headers: Any) -> list[tuple[bytes, bytes]]:
+    name, value = _MUST_SAY[status]
+    return [] if any(k.lower() == name for k, _ in headers) else [(name, value)]
 
 
 def _problem(status: int, code: str, title: str, detail: str) -> bytes:
@@ -163,7 +181,9 @@ class Edge:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 response_started = True
-                extra = [(b"x-request-id", request_id.encode("latin-1"))]
+                extra = [(b"x-request-id", request_id.encode("latin-1")), _API_VERSION]
+                if status in _MUST_SAY:
+                    extra += _missing(status, message.get("headers", []))
                 if status == 413:
                     # The rest of the body is not read: the server closes in stages after
                     # the answer (service/serve.py), so the client still reads it.

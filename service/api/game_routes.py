@@ -15,6 +15,7 @@ from litestar.response import ServerSentEvent
 
 from service.api.bodies import (
     HASH_PATTERN,
+    NO_STORE,
     EventPage,
     HeadText,
     StreamTicketOut,
@@ -44,7 +45,9 @@ from service.api.sse import (
     _server_sent,
     _stream_responses,
     _ticket_out,
+    stream_start,
 )
+from service.domain.analysis import TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.views import GameView
 from service.usecases.play import AnyMove
@@ -96,6 +99,30 @@ class GameController(Controller):
         link) and the revealed deal, for anyone to audit offline with
         `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
         return await service.exports.export_game(str(game_id))
+
+    @get(
+        "/{game_id:uuid}/analysis",
+        operation_id="analyseTurn",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def analyse_turn(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
+        turn: Annotated[int, QueryParameter(ge=1, le=10, description="The turn (1 to 10)")],
+    ) -> TurnAnalysis:
+        """After the game: what the expert bee level would have played at this seat at the start
+        of this turn, with its estimate of the stings the seat would take from then to the end
+        for each bee in its hand, worked out from only what that seat could see then (its hand,
+        the stems, the bees already played). Beside it, the bee the seat did play. The same
+        question gets the same answer every time (the decision's seed is SHA-256 of
+        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, about a tenth of a
+        second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
+        meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
+        409 `seat-not-playing` for a seat the game does not have or that had left by then."""
+        return await service.exports.analyse_turn(str(game_id), seat, turn)
 
     @get(
         "/{game_id:uuid}/verification",
@@ -185,6 +212,7 @@ class GameController(Controller):
     @post(
         "/{game_id:uuid}/stream-tickets",
         operation_id="createGameStreamTicket",
+        cache_control=NO_STORE,
         status_code=201,
         responses=responses(400, 401, 403, 404, 503),
     )
@@ -221,7 +249,7 @@ class GameController(Controller):
         Anyone may follow a game at an online table: without a seat, as a spectator who sees
         no hand until the game ends."""
         viewer = await stream_viewer(request, service, "game", str(game_id), ticket)
-        start = last_event_id if last_event_id is not None else (after or 0)
+        start = stream_start(after, last_event_id)
         events = await service.streams.follow_game(
             viewer, str(game_id), start, heartbeat=state.stream_heartbeat
         )

@@ -34,10 +34,34 @@ from urllib.parse import unquote_to_bytes
 import msgspec
 from litestar import Request
 from litestar.enums import ScopeType
+from litestar.middleware.rate_limit import CacheObject, RateLimitMiddleware
 from litestar.stores.memory import MemoryStore
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 MAX_DEPTH = 32  # arrays and objects inside each other; a move is 1 deep
+# Paths the rate limit does not count (service/api/app.py); every other answer carries the
+# RateLimit-* headers (declared so in the document).
+NOT_RATE_LIMITED = [
+    "/health",
+    "/metrics",
+    r"/games/[^/]+/stream$",  # the streams themselves, not their ticket operations
+    r"/tables/[^/]+/stream$",
+    "/docs",
+]
+
+
+class RateLimitHeaders(RateLimitMiddleware):
+    """Litestar's rate limit, with `RateLimit-Reset` never negative: Litestar computes it when
+    the answer is sent from the window read when the request came, so an answer that took
+    longer than the rest of the window (a registration's password hash) said `-3`."""
+
+    def create_response_headers(self, cache_object: CacheObject) -> dict[str, str]:
+        headers = super().create_response_headers(cache_object)
+        key = self.config.rate_limit_reset_header_key
+        headers[key] = str(max(0, int(headers[key])))
+        return headers
+
+
 MAX_KEYS = 100_000  # rate-limit keys held at once, per instance
 IDENTITY_TTL = 10.0  # seconds a token's player is remembered for the rate limit
 MAX_IDENTITIES = 10_000

@@ -41,6 +41,7 @@ from litestar.openapi.plugins import (
 
 from service.api import examples
 from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
+from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem
 from service.domain.names import name_pattern
 from service.usecases.streams import TableLogEntry, VisibleEvent
@@ -93,6 +94,7 @@ SUMMARIES = {
     "createGameStreamTicket": "A ticket to follow the game from a browser",
     "streamGameEvents": "Follow the game live (Server-Sent Events)",
     "exportGame": "The whole game, for an offline audit",
+    "analyseTurn": "What the expert bee would have played (a finished game)",
     "getGameState": "The game right after one version (replay)",
     "listGameSteps": "Every step of a game, and where each turn is",
     "verifyGame": "The server's verification of a game",
@@ -479,6 +481,37 @@ def open_enums(document: dict[str, Any], components: dict[str, Any]) -> None:
     }
 
 
+# --- the streams' messages ---------------------------------------------------------------------
+
+STREAM_MESSAGES = {"VisibleEvent": "GameStreamMessage", "TableLogEntry": "TableStreamMessage"}
+
+
+def stream_messages(components: dict[str, Any]) -> None:
+    """One schema per stream for its messages, so a generated client has their type: a
+    `text/event-stream` body has no schema a generator reads (OpenAPI 3.2's `itemSchema` is
+    not 3.1, which the generators read), but every generator emits every component."""
+    for union, message in STREAM_MESSAGES.items():
+        operation = "streamGameEvents" if union == "VisibleEvent" else "streamTableEvents"
+        components[message] = {
+            "description": f"One message of {operation}, as its three SSE fields: `id: <id>`, "
+            "`event: <event>` and `data: <data as one line of JSON>`, then a blank line. "
+            "Comment lines (`: heartbeat`) carry nothing; a `retry:` line asks to reconnect "
+            "after that many milliseconds.",
+            "type": "object",
+            "properties": {
+                "id": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "The event's version: send it back as `Last-Event-ID` to "
+                    "continue after it.",
+                },
+                "event": {"type": "string", "description": "The event's type (`data.type`)."},
+                "data": {"$ref": REF.format(name=union), "description": "The event."},
+            },
+            "required": ["id", "event", "data"],
+        }
+
+
 def _replace_inline(node: Any, inline: dict[str, Any], ref: dict[str, str]) -> Any:
     if node == inline:
         return dict(ref)
@@ -566,6 +599,103 @@ def _constrain_strings(name: str, schema: dict[str, Any]) -> None:
             target.setdefault("pattern", beside or QUERY_ITEM_PATTERNS.get(name, NO_NUL))
 
 
+# --- response headers ----------------------------------------------------------------------
+
+API_VERSION_HEADER = "API-Version"
+
+
+def _header(description: str, schema: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    return {"description": description, "required": required, "schema": schema}
+
+
+def _seconds(what: str) -> dict[str, Any]:
+    return {"type": "string", "pattern": "^[0-9]+$", "description": what}
+
+
+HEADERS: dict[str, dict[str, Any]] = {
+    "X-Request-ID": _header(
+        "The request's id: the client's own `X-Request-ID` (64 characters at most) or a new "
+        "one. Every log line of the request carries it; quote it when reporting a problem.",
+        {"type": "string", "maxLength": 64},
+        required=True,
+    ),
+    API_VERSION_HEADER: _header(
+        "The version of the contract this server speaks: the document's `info.version` "
+        "(CHANGELOG.md says what each version changed).",
+        {"type": "string", "pattern": "^[0-9]+\\.[0-9]+\\.[0-9]+$"},
+        required=True,
+    ),
+    "Retry-After": _header(
+        "Whole seconds to wait before trying again (at least 1).",
+        {"type": "string", "pattern": "^[1-9][0-9]*$"},
+        required=True,
+    ),
+    "WWW-Authenticate": _header(
+        "`Bearer`: how to authenticate (RFC 6750).", {"type": "string"}, required=True
+    ),
+    "Cache-Control": _header(
+        "`no-store`: the answer holds a credential (a token or a stream ticket); no cache may "
+        "keep it.",
+        {"type": "string", "enum": ["no-store"]},
+        required=True,
+    ),
+    "RateLimit-Limit": _header(
+        "Requests allowed per window (`SWARM_RATE_LIMIT` a second) to this caller: a valid "
+        "token's player, else the client address. Sent on every answer the rate limit counted "
+        "(not on one refused before it, such as a 503 for work in flight).",
+        _seconds("A count."),
+        required=False,
+    ),
+    "RateLimit-Remaining": _header(
+        "Requests left in the current window.", _seconds("A count."), required=False
+    ),
+    "RateLimit-Reset": _header(
+        "Seconds until the window ends and the count starts again.",
+        _seconds("Seconds."),
+        required=False,
+    ),
+    "RateLimit-Policy": _header(
+        "The policy: `<limit>; w=<window seconds>`.",
+        {"type": "string"},
+        required=False,
+    ),
+}
+RATE_LIMIT_HEADERS = (
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "RateLimit-Policy",
+)
+
+
+def _headers_of(path: str, status: int, cached: bool) -> list[str]:
+    """The headers an answer of `path` with `status` carries (service/api/edge.py sends the
+    first two on every answer, and Retry-After and WWW-Authenticate where they belong)."""
+    names = ["X-Request-ID", API_VERSION_HEADER]
+    if not any(re.match(p, path) for p in NOT_RATE_LIMITED):
+        names += RATE_LIMIT_HEADERS
+    if status in (429, 503):
+        names.append("Retry-After")
+    if status == 401:
+        names.append("WWW-Authenticate")
+    if cached and 200 <= status < 300:
+        names.append("Cache-Control")
+    return names
+
+
+def declare_headers(document: dict[str, Any]) -> None:
+    """Every answer's headers, as named components (`components.headers`)."""
+    document["components"]["headers"] = HEADERS
+    for path, _method, operation in _operations(document):
+        for key, response in operation["responses"].items():
+            declared = response.get("headers", {})
+            cached = "cache-control" in declared or "Cache-Control" in declared
+            response["headers"] = {
+                name: {"$ref": f"#/components/headers/{name}"}
+                for name in _headers_of(path, int(key), cached)
+            }
+
+
 def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = _integers(copy.deepcopy(generated))
     types = documented_types(app)
@@ -578,6 +708,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     describe(components, types)
     _name_schema(components)
     open_enums(document, components)
+    stream_messages(components)
     document["components"]["schemas"] = dict(sorted(components.items()))
 
     for _path, _method, operation in _operations(document):
@@ -616,8 +747,6 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         for key, response in responses.items():
             if int(key) >= 400:
                 continue
-            if response.get("headers") == {}:
-                del response["headers"]
             content = response.get("content", {})
             if "application/json" in content:
                 media = content["application/json"]
@@ -631,12 +760,22 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                     media["example"] = example
             if "text/event-stream" in content:
                 union = "VisibleEvent" if op_id == "streamGameEvents" else "TableLogEntry"
+                message = STREAM_MESSAGES[union]
+                content["text/event-stream"]["schema"] = {
+                    "type": "string",
+                    "description": f"Server-Sent Events: each message is a `{message}`, framed "
+                    "as the response's description says.",
+                }
                 content["text/event-stream"]["x-event-data-schema"] = {
                     "$ref": REF.format(name=union)
+                }
+                content["text/event-stream"]["x-message-schema"] = {
+                    "$ref": REF.format(name=message)
                 }
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]
         operation["responses"] = dict(sorted(responses.items()))
+    declare_headers(document)
     return document
 
 

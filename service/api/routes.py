@@ -9,7 +9,7 @@ from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody
 
-from service.api.bodies import GuestIn, GuestOut, Health
+from service.api.bodies import NO_STORE, GuestIn, GuestOut, Health
 from service.api.dependencies import Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import responses
@@ -20,7 +20,13 @@ class GuestController(Controller):
     before_request = staticmethod(strict_body)
     tags = ["players"]
 
-    @post("/", operation_id="createGuest", status_code=201, responses=responses(400, 413, 422, 503))
+    @post(
+        "/",
+        operation_id="createGuest",
+        status_code=201,
+        cache_control=NO_STORE,
+        responses=responses(400, 413, 422, 503),
+    )
     async def create_guest(
         self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
     ) -> GuestOut:

@@ -8,13 +8,14 @@ from datetime import datetime
 from typing import Annotated
 
 import msgspec
+from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.bodies import StreamTicketOut
 from service.api.problems import responses
-from service.usecases.streams import AnyLogEntry, entry_type
+from service.usecases.streams import MAX_VERSION, AnyLogEntry, entry_type
 
 _EVENT_ENCODER = msgspec.json.Encoder()
 
@@ -53,15 +54,29 @@ StreamAfter = Annotated[
     int | None,
     QueryParameter(ge=0, le=2**31 - 1, description="Last version seen (start after it)"),
 ]
+# A header's value is text: declared as the digits it holds (a generated client passes a
+# string; an integer header made openapi-python-client's call raise TypeError).
 LastEventId = Annotated[
-    int | None,
+    str | None,
     HeaderParameter(
         name="Last-Event-ID",
-        ge=0,
-        le=2**31 - 1,
-        description="Sent by EventSource on reconnect; wins over `after`",
+        pattern=r"^(?:0|[1-9][0-9]{0,9})$(?!\n)",
+        description="The `id` of the last message received (sent by EventSource on reconnect): "
+        "continue after it. Wins over `after`. 0 to 2147483647",
     ),
 ]
+
+
+def stream_start(after: int | None, last_event_id: str | None) -> int:
+    """Where a stream starts: after `Last-Event-ID`, else after `after`, else from the start."""
+    if last_event_id is not None:
+        start = int(last_event_id)
+        if start > MAX_VERSION:
+            raise ValidationException("Last-Event-ID: at most 2147483647")
+        return start
+    return after or 0
+
+
 Ticket = Annotated[
     str | None,
     QueryParameter(

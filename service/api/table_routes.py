@@ -16,6 +16,7 @@ from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 
 from service.api.bodies import (
+    NO_STORE,
     FillWithBeesIn,
     LobbyPage,
     OptionalSeedIn,
@@ -46,6 +47,7 @@ from service.api.sse import (
     _server_sent,
     _stream_responses,
     _ticket_out,
+    stream_start,
 )
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.events import ClockSettings
@@ -272,6 +274,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/stream-tickets",
         operation_id="createTableStreamTicket",
+        cache_control=NO_STORE,
         status_code=201,
         responses=responses(400, 401, 403, 404, 503),
     )
@@ -306,7 +309,7 @@ class TableController(Controller):
         is in the event) and finished, and the table closing. Anyone may follow an online
         table; a solo table only its player."""
         viewer = await stream_viewer(request, service, "table", str(table_id), ticket)
-        start = last_event_id if last_event_id is not None else (after or 0)
+        start = stream_start(after, last_event_id)
         events = await service.streams.follow_table(
             viewer, str(table_id), start, heartbeat=state.stream_heartbeat
         )

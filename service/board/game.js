@@ -3,7 +3,7 @@
 // animates the difference from the game's events: the picks revealed low → high, then the bees
 // flying in one at a time, lowest first.
 
-import { api, followGame, newClientSeed, savePlace, watchTable } from "./api.js";
+import { api, followGame, newClientSeed, savePlace, session, watchTable } from "./api.js";
 import { h, motionMs, plural, replace, sleep } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
 import { pileStings, stingWord, stings } from "./stings.js";
@@ -19,6 +19,7 @@ export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
     tag,
     {
       class: ["bee", `s${n}`, attrs.class],
+      role: tag === "button" ? undefined : "img", // a card that is not a button is a picture of a bee
       "aria-label": label ?? `Bee ${bee}, ${stingWord(n)}`,
       ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")),
     },
@@ -49,9 +50,13 @@ export class GameScreen {
     replace(container, this.root);
     const view = await api.getGame(this.gameId);
     this.table = await api.getTable(view.table_id).catch(() => null);
+    // An account at an online game: its coins, XP and badges now, to say what the game paid.
+    if (this.table?.mode === "online" && view.you && view.phase !== "ended" && session()?.registered) {
+      this.before = await api.me().catch(() => null);
+    }
     this.mode = this.table?.mode ?? "solo";
     this.clock = this.table?.clock ?? null;
-    savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode });
+    if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
     this.view = view;
     this.show(view);
     this.shownVersion = view.version;
@@ -173,7 +178,7 @@ export class GameScreen {
         this.model.landed = new Set();
         this.drawReveal(true);
         this.setBanner(`Picks revealed, low → high. The bees fly in lowest first.`);
-        await sleep(motionMs(650));
+        if (motionMs(650)) await sleep(motionMs(650));
         break;
       case "bee_landed":
       case "stem_taken": {
@@ -191,7 +196,7 @@ export class GameScreen {
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
             this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
           }
-          await sleep(motionMs(700));
+          if (motionMs(700)) await sleep(motionMs(700));
         } else {
           stem.push(d.bee);
           this.drawStems();
@@ -222,7 +227,8 @@ export class GameScreen {
     const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
     const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
     const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
-    if (!from || !to) return;
+    const ms = motionMs(480);
+    if (!from || !to || ms === 0) return; // animation off: the bee is simply there
     const a = from.getBoundingClientRect();
     const b = to.getBoundingClientRect();
     const ghost = beeCard(bee, { class: "ghost" });
@@ -238,7 +244,6 @@ export class GameScreen {
     });
     document.body.append(ghost);
     from.classList.add("flying");
-    const ms = motionMs(480);
     const dx = b.left + b.width / 2 - (a.left + a.width / 2);
     const dy = b.top + b.height / 2 - (a.top + a.height / 2);
     const scale = b.width / Math.max(a.width, 1);
@@ -373,6 +378,7 @@ export class GameScreen {
 
   onEnded() {
     this.meadow.verify().then(() => this.drawResult());
+    if (this.before) this.learnPaid();
     // Whether Play again can work depends on the table now (who is still seated, closed or not).
     if (this.table) {
       api
@@ -863,6 +869,7 @@ export class GameScreen {
         ),
         h("h2", { id: "result-title", tabindex: "-1" }, headline),
         h("p", { class: "reason" }, reason),
+        this.paidLines(),
         h(
           "ol",
           { class: "standings" },
@@ -889,11 +896,62 @@ export class GameScreen {
           this.canPlayAgain()
             ? h("button", { class: "primary play-again", onclick: () => this.playAgain() }, this.table?.stake ? "Play again (no buy-in)" : "Play again")
             : null,
+          h("a", { class: "button secondary replay-link", href: `#/replay/${this.gameId}` }, "▶ Replay"),
           this.mode === "solo"
             ? h("button", { class: "secondary", onclick: () => { savePlace(null); this.app.go("#/"); } }, "Back to setup")
             : h("button", { class: "secondary", onclick: () => this.leaveToLobby() }, "Back to the lobby")
         )
       )
+    );
+  }
+
+  // What the game paid: the profile now against the profile before it (read when the game was
+  // opened, its buy-in already in the pot). Coins and XP move through the table's outbox just
+  // after the end, so ask a few times until something has arrived.
+  async learnPaid() {
+    const total = (p) => p.coins.balance + p.coins.held;
+    const key = (p) => p && `${total(p)}/${p.xp}/${p.badges.length}`;
+    let now = null;
+    let last = key(this.before);
+    // The pot, the reward and the XP may land one by one: until two reads agree after a change.
+    for (let i = 0, changed = false; i < 12; i++) {
+      await sleep(i ? 600 : 250);
+      now = (await api.me().catch(() => null)) ?? now;
+      if (!now) continue;
+      if (changed && key(now) === last) break;
+      changed ||= key(now) !== key(this.before);
+      last = key(now);
+    }
+    if (!now) return;
+    const had = new Set(this.before.badges.map((b) => b.name));
+    this.paid = {
+      coins: total(now) - total(this.before),
+      balance: now.coins.balance,
+      xp: now.xp - this.before.xp,
+      badges: now.badges.filter((b) => !had.has(b.name)),
+    };
+    this.drawResult();
+  }
+
+  paidLines() {
+    const p = this.paid;
+    if (!p) return this.before ? h("p", { class: "paid hint" }, "⏳ Counting what the game paid…") : null;
+    const r = this.shown.result;
+    const stake = this.table?.stake && this.table.games?.[0] === this.gameId ? this.table.stake : 0;
+    let coins;
+    if (p.coins > 0) {
+      coins = `💰 +${p.coins} coins${r.reason === "abandoned" ? " (your buy-in back)" : " from this game"}`;
+    } else if (stake) {
+      coins = r.winners.includes(this.shown.you) ? "💰 The pot is on its way" : `💰 Your ${stake} buy-in stayed in the pot`;
+    } else {
+      coins = "💰 No coins: a game without a buy-in";
+    }
+    return h(
+      "ul",
+      { class: "paid", "aria-label": "What the game paid you" },
+      h("li", {}, coins, ` · balance ${p.balance}`),
+      h("li", {}, p.xp > 0 ? `⭐ +${p.xp} XP` : "⭐ No XP for this game"),
+      p.badges.map((b) => h("li", {}, `🏅 New badge: ${b.name.replaceAll("_", " ")}`))
     );
   }
 

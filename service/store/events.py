@@ -151,6 +151,18 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
+class UniqueViolation(asyncpg.UniqueViolationError):
+    """A statement committed with the events (``also=``) would break the unique constraint
+    ``constraint``; nothing was written. Callers tell their cases apart by the constraint's name
+    (an account's name taken, say) without importing the driver; it is still the driver's
+    ``UniqueViolationError`` for code that catches that."""
+
+    def __init__(self, constraint: str) -> None:
+        super().__init__(f"unique constraint {constraint!r} refused the write")
+        self.constraint = constraint
+        self.constraint_name = constraint
+
+
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
 
 _APPEND_PARAMS = 13
@@ -165,6 +177,8 @@ order by stream, version desc
 """
 
 _STREAM_VERSION = "select coalesce(max(version), 0) from events where stream = $1"
+
+_SERVER_SEEDS = "select game_id, server_seed from deal_secrets where game_id = any($1::text[])"
 
 _COMMAND_VERSION = "select version from processed_commands where stream = $1 and command_id = $2"
 
@@ -549,6 +563,8 @@ class EventStore:
                 raise DuplicateCommand(command[0], command[1], done or 0) from exc
             if exc.constraint_name == _EVENTS_UNIQUE:
                 raise ConcurrencyConflict(stream, expected, now) from exc
+        if isinstance(exc, asyncpg.UniqueViolationError):  # of a statement in `also`
+            raise UniqueViolation(exc.constraint_name or "") from exc
         if isinstance(
             exc, asyncpg.InvalidTextRepresentationError | asyncpg.UntranslatableCharacterError
         ):
@@ -611,10 +627,27 @@ class EventStore:
 
         ``anchors`` are hashes by version known from outside the database: only they catch a
         removed tail or a suffix rewritten with recomputed hashes. ``seal_keys``: the keys of
-        the games whose hidden values a v2 stream holds (``chain.seal_key``).
+        the games whose hidden values a v2 stream holds (``chain.seal_key``); by default read
+        from the games' secrets.
         """
-        links = [link(e) for e in await self.read_stream(stream)]
+        events = await self.read_stream(stream)
+        if seal_keys is None:
+            seal_keys = await self._seal_keys(stream, events)
+        links = [link(e) for e in events]
         return chain.verify_chain(links, stream=stream, anchors=anchors, seal_keys=seal_keys)
+
+    async def _seal_keys(self, stream: str, events: Sequence[RecordedEvent]) -> dict[str, bytes]:
+        """The seal keys a v2 stream's events need, from the games' secrets (``deal_secrets``):
+        a game stream's own game, and every game a table's seed events name."""
+        if not any(e.chain == chain.CHAIN_V2 for e in events):
+            return {}
+        kind, _, ident = stream.partition("-")
+        games = {ident} if kind == "game" else set()
+        for e in events:
+            if kind == "table" and chain.HIDDEN["table"].get(e.type):
+                games.add(str(msgspec.json.decode(e.data).get("game_id")))
+        rows = await self._pool.fetch(_SERVER_SEEDS, sorted(games)) if games else []
+        return {game_id: chain.seal_key(game_id, bytes(seed)) for game_id, seed in rows}
 
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""

@@ -140,6 +140,40 @@ def test_the_document_version_is_the_package_version() -> None:
     assert DOCUMENT["info"]["version"] == service.__version__
 
 
+def test_the_version_is_the_changelogs_newest_release() -> None:
+    """info.version follows the CHANGELOG: the newest released section is this version."""
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", changelog, re.M)
+    assert releases and releases[0] == service.__version__, releases[:3]
+
+
+def test_every_answer_declares_the_headers_it_carries() -> None:
+    """Request id and version on every answer, Retry-After on every 429 and 503,
+    WWW-Authenticate on every 401, Cache-Control on the answers holding a credential, and the
+    RateLimit-* headers wherever the rate limit counts (tests/contract/test_headers.py and
+    schemathesis check the real answers against this)."""
+    credentials = {
+        "createGuest",
+        "register",
+        "login",
+        "createGameStreamTicket",
+        "createTableStreamTicket",
+    }
+    for path, _method, op in operations():
+        for status, response in op["responses"].items():
+            headers = set(response["headers"])
+            assert {"X-Request-ID", "API-Version"} <= headers, (op["operationId"], status)
+            if status in ("429", "503"):
+                assert "Retry-After" in headers, (op["operationId"], status)
+            if status == "401":
+                assert "WWW-Authenticate" in headers, (op["operationId"], status)
+            if op["operationId"] in credentials and status.startswith("2"):
+                assert "Cache-Control" in headers, op["operationId"]
+            limited = not path.startswith("/health") and not path.endswith("/stream")
+            assert ("RateLimit-Limit" in headers) == limited, (op["operationId"], status)
+        assert "429" in op["responses"] or not limited, op["operationId"]
+
+
 # --- the error catalogue -----------------------------------------------------------------------
 
 SOURCE = ROOT / "service"

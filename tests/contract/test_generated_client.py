@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import json
 import subprocess
 import sys
 import types
@@ -226,3 +227,54 @@ def test_a_generated_client_takes_values_a_newer_server_adds(api: Generated) -> 
     assert not isinstance(events[0], api.models.UnknownEvent)
     decoded_problem = api.models.Problem.from_dict(problem)
     assert decoded_problem.code == "table-on-fire"
+
+
+def sse_messages(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """The Server-Sent Events framing (the one part no generator writes): fields until a blank
+    line, comments (`: heartbeat`) skipped; each message as GameStreamMessage's fields."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        if not line:
+            if "data" in fields:
+                yield {"id": int(fields["id"]), "event": fields["event"], "data": fields["data"]}
+            fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+
+
+def test_a_generated_client_follows_a_game_through_its_stream_with_resume(api: Generated) -> None:
+    """streamGameEvents from start to end, typed by the generated `GameStreamMessage` (and its
+    event models), hung up after five messages and resumed with `Last-Event-ID`."""
+    ada = api.guest("Streamer")
+    table = api.op("tables", "create_solo_table").sync(
+        client=ada, body=api.models.SoloTableIn(players=3)
+    )
+    game_id = table.game.game_id
+    http = ada.get_httpx_client()
+    received: list[Any] = []
+
+    def read(last_event_id: str | None, stop_after: int | None) -> None:
+        headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
+        with http.stream("GET", f"/games/{game_id}/stream", headers=headers) as response:
+            assert response.status_code == 200
+            for raw in sse_messages(response.iter_lines()):
+                raw["data"] = json.loads(raw["data"])
+                message = api.models.GameStreamMessage.from_dict(raw)
+                received.append(message)
+                if stop_after is not None and len(received) == stop_after:
+                    return
+
+    read(None, stop_after=5)
+    view = api.game(ada, game_id)
+    while view.phase != api.models.Phase.ENDED:
+        if view.phase == api.models.Phase.CHOOSING:
+            view = api.move(ada, game_id, api.take_cheapest(view))
+        else:
+            view = api.move(ada, game_id, api.confirm_lowest(view))
+    read(str(received[-1].id), stop_after=None)  # the stream ends by itself after the game
+    assert [m.id for m in received] == list(range(1, view.version + 1))
+    assert all(not isinstance(m.data, api.models.UnknownEvent) for m in received)
+    assert isinstance(received[0].data, api.models.DealCommittedEntry)
+    assert isinstance(received[-1].data, api.models.DealRevealedEntry)
+    assert any(isinstance(m.data, api.models.GameEndedEntry) for m in received)

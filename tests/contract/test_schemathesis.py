@@ -21,7 +21,8 @@ from schemathesis import GenerationMode
 
 @pytest.fixture(scope="session")
 def api_schema(live_server: str) -> Any:
-    schema = schemathesis.openapi.from_url(f"{live_server}/docs/openapi.json")
+    # The document is built on its first request (a few seconds on a busy machine).
+    schema = schemathesis.openapi.from_url(f"{live_server}/docs/openapi.json", timeout=120)
     # logout would revoke the one token every generated request uses; tests/e2e covers it.
     return schema.exclude(operation_id=["logout"])
 

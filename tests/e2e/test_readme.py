@@ -88,10 +88,10 @@ def test_the_readme_has_its_walk_throughs_and_says_why_it_skips_the_others() -> 
 
 def test_every_make_target_the_docs_name_exists() -> None:
     makefile = (README.parent / "Makefile").read_text(encoding="utf-8")
-    targets = set(re.findall(r"^([a-z][a-z-]*):", makefile, flags=re.M))
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*):", makefile, flags=re.M))
     docs = [README, *sorted((README.parent / "docs").glob("*.md"))]
     # `make x` in a code span, or a shell line that runs make (after any VAR=value)
-    mention = re.compile(r"`make ([a-z][a-z-]*)|^(?:\S+=\S+ )*make ([a-z][a-z-]*)", re.M)
+    mention = re.compile(r"`make ([a-z][a-z0-9-]*)|^(?:\S+=\S+ )*make ([a-z][a-z0-9-]*)", re.M)
     named = {
         (doc.name, quoted or run)
         for doc in docs

@@ -40,12 +40,12 @@ def check_commitment(decoded: Decoded, expect: Expectations) -> str:
     committed = _game_commitment(decoded, expect)
     if decoded.table_rows is None:
         return (
-            f"deal_committed is v1, for this game, committing to {committed}; the export "
+            f"deal_committed is event 1, for this game, committing to {committed}; the export "
             "carries no table events, so the order of commitment and seeds is not shown"
         )
     seeds = _table_order(decoded, expect, decoded.table_rows)
     return (
-        f"deal_committed is v1, for this game, committing to {committed}; the table "
+        f"deal_committed is event 1, for this game, committing to {committed}; the table "
         f"prepared it before any of its {seeds} seed events, and dealt it after them"
     )
 
