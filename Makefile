@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ test: $(VENV)/.installed
 	$(PY) -m pytest -q
 
 # The same suite in tiers, by folder (tests/unit/test_tiers.py checks that every test folder is
-# in exactly one): unit (the pure domain and everything else that needs no server: seconds, no
+# in exactly one): unit (the pure domain, the in-memory store and moves played on it: seconds, no
 # database: SWARM_TESTS_WITHOUT_DATABASE makes a test that asks for one fail), integration (the
 # store and use cases on a real PostgreSQL), e2e (the app over HTTP, in process or as real
 # processes, the contract, faults, the online bench's smoke), browser (the board in Chromium).
@@ -111,5 +111,9 @@ race: $(VENV)/.installed
 
 # Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
 # Chromium against a throw-away database.
+# axe-core for the accessibility scan (tests/browser/test_accessibility.py), from the lock file.
+browser-deps:
+	npm ci --prefix tests/browser --no-audit --no-fund
+
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots

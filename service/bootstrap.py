@@ -10,6 +10,7 @@ from argon2 import PasswordHasher
 
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.secrets import StoredDealSecrets
 from service.store.wakeups import Wakeups
 from service.usecases.accounts import Accounts
 from service.usecases.clock import TurnClock
@@ -68,6 +69,7 @@ def bootstrap(
     ctx = Context(
         store=store,
         pool=pool,
+        secrets=StoredDealSecrets(pool),
         clock=clock,
         server_seeds=server_seeds,
         wakeups=wakeups,

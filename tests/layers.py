@@ -45,7 +45,17 @@ FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
         "service.store",
         ("service.usecases", "service.api", "service.bootstrap", "service.__main__"),
     ),
-    ("service.usecases", ("service.api", "service.bootstrap", "service.__main__")),
+    (
+        "service.usecases",
+        (
+            "service.api",
+            "service.bootstrap",
+            "service.__main__",
+            # no SQL driver: what a use case needs from the database goes through service.store
+            "asyncpg",
+            "psycopg",
+        ),
+    ),
 ]
 
 

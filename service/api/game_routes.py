@@ -47,6 +47,7 @@ from service.api.sse import (
     _ticket_out,
     stream_start,
 )
+from service.domain.analysis import TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.views import GameView
 from service.usecases.play import AnyMove
@@ -98,6 +99,30 @@ class GameController(Controller):
         link) and the revealed deal, for anyone to audit offline with
         `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
         return await service.exports.export_game(str(game_id))
+
+    @get(
+        "/{game_id:uuid}/analysis",
+        operation_id="analyseTurn",
+        responses=responses(400, 401, 404, 409, 503),
+    )
+    async def analyse_turn(
+        self,
+        game_id: FromPath[UUID],
+        service: Service,
+        player: Caller,
+        seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
+        turn: Annotated[int, QueryParameter(ge=1, le=10, description="The turn (1 to 10)")],
+    ) -> TurnAnalysis:
+        """After the game: what the expert bee level would have played at this seat at the start
+        of this turn, with its estimate of the stings the seat would take from then to the end
+        for each bee in its hand, worked out from only what that seat could see then (its hand,
+        the stems, the bees already played). Beside it, the bee the seat did play. The same
+        question gets the same answer every time (the decision's seed is SHA-256 of
+        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, about a tenth of a
+        second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
+        meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
+        409 `seat-not-playing` for a seat the game does not have or that had left by then."""
+        return await service.exports.analyse_turn(str(game_id), seat, turn)
 
     @get(
         "/{game_id:uuid}/verification",

@@ -94,6 +94,7 @@ SUMMARIES = {
     "createGameStreamTicket": "A ticket to follow the game from a browser",
     "streamGameEvents": "Follow the game live (Server-Sent Events)",
     "exportGame": "The whole game, for an offline audit",
+    "analyseTurn": "What the expert bee would have played (a finished game)",
     "getGameState": "The game right after one version (replay)",
     "listGameSteps": "Every step of a game, and where each turn is",
     "verifyGame": "The server's verification of a game",

@@ -3,7 +3,9 @@
 import { session } from "./api.js";
 import { h, replace } from "./dom.js";
 import { GameScreen } from "./game.js";
-import { accountScreen, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
+import { myGamesScreen } from "./mygames.js";
+import { ReplayScreen } from "./replay.js";
+import { accountScreen, identityCard, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
 
 class App {
   constructor() {
@@ -63,15 +65,25 @@ class App {
     this.cleanup = null;
     this.clearProblem();
     this.refreshHeader();
-    const [, screen, arg] = (location.hash || "#/").split("/");
+    const [, screen, arg, extra] = (location.hash || "#/").split("/");
     document.body.dataset.screen = screen || "setup";
     try {
       switch (screen) {
         case "game": {
+          if (extra === "meadow") this.meadowOpen = true; // #/game/<id>/meadow: its log open
           const game = new GameScreen(this, arg);
           this.cleanup = () => game.unmount();
           this.game = game;
           await game.mount(this.main);
+          break;
+        }
+        case "games":
+          await myGamesScreen(this, this.main, identityCard);
+          break;
+        case "replay": {
+          const replay = new ReplayScreen(this, arg);
+          this.cleanup = () => replay.unmount();
+          await replay.mount(this.main);
           break;
         }
         case "lobby":

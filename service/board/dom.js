@@ -44,8 +44,48 @@ export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-// Animations follow the person's preference: with reduced motion a bee still flies (the order
-// is the information) but in a blink.
+// Animation speed, the person's choice kept in this browser: normal, fast (a third of the
+// time) or off (no flight: the board jumps to the outcome). `prefers-reduced-motion` caps every
+// animation at a blink whatever the setting (the order of the bees is still shown).
+const SPEED_KEY = "swarm.board.speed";
+export const SPEEDS = [
+  ["normal", "Normal"],
+  ["fast", "Fast"],
+  ["off", "Off"],
+];
+
+export function speed() {
+  const value = localStorage.getItem(SPEED_KEY);
+  return SPEEDS.some(([v]) => v === value) ? value : "normal";
+}
+
+export function setSpeed(value) {
+  localStorage.setItem(SPEED_KEY, value);
+}
+
 export function motionMs(ms) {
-  return matchMedia("(prefers-reduced-motion: reduce)").matches ? Math.min(ms, 90) : ms;
+  const chosen = speed();
+  const scaled = chosen === "off" ? 0 : chosen === "fast" ? Math.round(ms / 3) : ms;
+  return matchMedia("(prefers-reduced-motion: reduce)").matches ? Math.min(scaled, 90) : scaled;
+}
+
+// The setting as a radio group, for setup and the profile.
+export function speedChoice() {
+  const now = speed();
+  return h(
+    "fieldset",
+    { class: "speed-choice" },
+    h("legend", {}, "Animation speed"),
+    SPEEDS.map(([value, label]) =>
+      h(
+        "label",
+        { class: "check" },
+        h("input", { type: "radio", name: "speed", value, checked: value === now, onchange: () => setSpeed(value) }),
+        ` ${label}`
+      )
+    ),
+    matchMedia("(prefers-reduced-motion: reduce)").matches
+      ? h("small", { class: "hint" }, " Your system asks for reduced motion: every animation is a blink.")
+      : null
+  );
 }

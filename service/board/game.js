@@ -19,6 +19,7 @@ export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
     tag,
     {
       class: ["bee", `s${n}`, attrs.class],
+      role: tag === "button" ? undefined : "img", // a card that is not a button is a picture of a bee
       "aria-label": label ?? `Bee ${bee}, ${stingWord(n)}`,
       ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")),
     },
@@ -51,7 +52,7 @@ export class GameScreen {
     this.table = await api.getTable(view.table_id).catch(() => null);
     this.mode = this.table?.mode ?? "solo";
     this.clock = this.table?.clock ?? null;
-    savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode });
+    if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
     this.view = view;
     this.show(view);
     this.shownVersion = view.version;
@@ -173,7 +174,7 @@ export class GameScreen {
         this.model.landed = new Set();
         this.drawReveal(true);
         this.setBanner(`Picks revealed, low → high. The bees fly in lowest first.`);
-        await sleep(motionMs(650));
+        if (motionMs(650)) await sleep(motionMs(650));
         break;
       case "bee_landed":
       case "stem_taken": {
@@ -191,7 +192,7 @@ export class GameScreen {
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
             this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
           }
-          await sleep(motionMs(700));
+          if (motionMs(700)) await sleep(motionMs(700));
         } else {
           stem.push(d.bee);
           this.drawStems();
@@ -222,7 +223,8 @@ export class GameScreen {
     const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
     const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
     const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
-    if (!from || !to) return;
+    const ms = motionMs(480);
+    if (!from || !to || ms === 0) return; // animation off: the bee is simply there
     const a = from.getBoundingClientRect();
     const b = to.getBoundingClientRect();
     const ghost = beeCard(bee, { class: "ghost" });
@@ -238,7 +240,6 @@ export class GameScreen {
     });
     document.body.append(ghost);
     from.classList.add("flying");
-    const ms = motionMs(480);
     const dx = b.left + b.width / 2 - (a.left + a.width / 2);
     const dy = b.top + b.height / 2 - (a.top + a.height / 2);
     const scale = b.width / Math.max(a.width, 1);
@@ -889,6 +890,7 @@ export class GameScreen {
           this.canPlayAgain()
             ? h("button", { class: "primary play-again", onclick: () => this.playAgain() }, this.table?.stake ? "Play again (no buy-in)" : "Play again")
             : null,
+          h("a", { class: "button secondary replay-link", href: `#/replay/${this.gameId}` }, "▶ Replay"),
           this.mode === "solo"
             ? h("button", { class: "secondary", onclick: () => { savePlace(null); this.app.go("#/"); } }, "Back to setup")
             : h("button", { class: "secondary", onclick: () => this.leaveToLobby() }, "Back to the lobby")

@@ -47,6 +47,7 @@ export class MeadowLog {
     replace(
       this.root,
       h("h2", {}, "⏱ Meadow log"),
+      h("a", { class: "replay-link", href: `#/replay/${gameId}` }, "▶ Replay the game step by step"),
       h(
         "p",
         { class: "hint" },

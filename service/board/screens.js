@@ -2,7 +2,7 @@
 // that draws into `container` and returns an optional cleanup.
 
 import { api, newClientSeed, place, savePlace, saveSession, session, watchTable } from "./api.js";
-import { h, plural, replace } from "./dom.js";
+import { h, plural, replace, speedChoice } from "./dom.js";
 import { DEFAULT_LEVEL, LEVELS } from "./levels.js"; // served from the levels' registry
 import { remember } from "./meadow.js";
 
@@ -129,6 +129,7 @@ export function setupScreen(app, container) {
         h("p", { class: "lead" }, "Play on your own against the bee players. Nothing is timed, paid or recorded."),
         h("fieldset", {}, h("legend", {}, "Players"), choices, beeList),
         h("fieldset", {}, h("legend", {}, "Bees"), levels, levelHint),
+        speedChoice(),
         me?.token ? h("p", { class: "hint" }, `Playing as ${me.name}.`) : field("Your name", name, "Optional: no account needed to play on your own."),
         h("button", { class: "primary big", type: "submit" }, "Into the meadow")
       ),
@@ -159,7 +160,7 @@ export function setupScreen(app, container) {
 
 // --- identity: guest name, login, register -----------------------------------------------------
 
-function identityCard(app, after) {
+export function identityCard(app, after) {
   const name = h("input", { type: "text", name: "guest-name", maxlength: 40, required: true, placeholder: "Your name" });
   return h(
     "section",
@@ -282,7 +283,9 @@ export function lobbyScreen(app, container) {
                 {},
                 t.status === "open" && t.seats_taken < t.capacity
                   ? h("button", { class: "primary small", "aria-label": `Join ${t.host_name}'s table`, onclick: () => join(app, t.table_id) }, "Join")
-                  : h("a", { href: `#/table/${t.table_id}`, class: "button small secondary" }, "View")
+                  : t.status === "playing"
+                    ? h("button", { class: "secondary small", "aria-label": `Watch ${t.host_name}'s game`, onclick: () => watch(app, t.table_id) }, "👀 Watch")
+                    : h("a", { href: `#/table/${t.table_id}`, class: "button small secondary" }, "View")
               )
             )
           )
@@ -367,6 +370,18 @@ export function lobbyScreen(app, container) {
     stopped = true;
     clearTimeout(timer);
   };
+}
+
+// Spectators follow an online table's running game (seed §9): its view hides every hand.
+async function watch(app, tableId) {
+  try {
+    const table = await api.getTable(tableId);
+    // A spectator's table view carries no `game`: the running game is the last of `games`.
+    const gameId = table.game?.game_id ?? table.games[table.games.length - 1];
+    app.go(gameId ? `#/game/${gameId}` : `#/table/${tableId}`);
+  } catch (problem) {
+    app.showProblem(problem);
+  }
 }
 
 async function join(app, tableId) {
@@ -563,9 +578,11 @@ export async function profileScreen(app, container) {
           ? h("ul", { class: "badges" }, p.badges.map((b) => h("li", {}, h("b", {}, `🏅 ${b.name.replaceAll("_", " ")}`), h("span", {}, b.description))))
           : h("p", { class: "hint" }, "No badges yet: finish an online game to earn your first.")
       ),
+      h("section", { class: "card" }, speedChoice()),
       h(
         "section",
         { class: "card row" },
+        h("a", { class: "button secondary", href: "#/games" }, "My games"),
         p.registered ? null : h("a", { class: "button primary", href: "#/account" }, "Register or log in"),
         h(
           "button",
@@ -573,7 +590,7 @@ export async function profileScreen(app, container) {
             class: "ghost-btn",
             onclick: async () => {
               try {
-                if (p.registered) await api.logout();
+                await api.logout(); // a guest's token is revoked too, not only forgotten here
               } catch {
                 /* the token is dropped anyway */
               }

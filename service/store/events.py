@@ -151,6 +151,18 @@ class DuplicateCommand(Exception):
         self.version = version
 
 
+class UniqueViolation(asyncpg.UniqueViolationError):
+    """A statement committed with the events (``also=``) would break the unique constraint
+    ``constraint``; nothing was written. Callers tell their cases apart by the constraint's name
+    (an account's name taken, say) without importing the driver; it is still the driver's
+    ``UniqueViolationError`` for code that catches that."""
+
+    def __init__(self, constraint: str) -> None:
+        super().__init__(f"unique constraint {constraint!r} refused the write")
+        self.constraint = constraint
+        self.constraint_name = constraint
+
+
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
 
 _APPEND_PARAMS = 13
@@ -551,6 +563,8 @@ class EventStore:
                 raise DuplicateCommand(command[0], command[1], done or 0) from exc
             if exc.constraint_name == _EVENTS_UNIQUE:
                 raise ConcurrencyConflict(stream, expected, now) from exc
+        if isinstance(exc, asyncpg.UniqueViolationError):  # of a statement in `also`
+            raise UniqueViolation(exc.constraint_name or "") from exc
         if isinstance(
             exc, asyncpg.InvalidTextRepresentationError | asyncpg.UntranslatableCharacterError
         ):

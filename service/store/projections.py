@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import asyncpg
+
 from service.domain.ledger import (
     PlayerStats,
     StakeCommitted,
@@ -16,6 +18,7 @@ from service.domain.ledger import (
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.tables import TableState
 from service.domain.transfers import TransferUnion, encode_transfer
+from service.store.pool import Pool
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -137,3 +140,13 @@ def lobby_row(table: TableState) -> Statement:
             table.host,
         ),
     )
+
+
+async def set_if_unique(pool: Pool, sql: str, *args: Any) -> bool:
+    """Run one write on its own; False, with nothing written, when it would break a unique
+    constraint (another row has the value first), so callers need no database driver."""
+    try:
+        await pool.execute(sql, *args)
+    except asyncpg.UniqueViolationError:
+        return False
+    return True

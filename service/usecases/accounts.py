@@ -27,14 +27,12 @@ limit; a successful attempt withdraws only its own count, never earlier failures
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import secrets
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-import asyncpg
 import msgspec
 import structlog
 from argon2 import PasswordHasher
@@ -53,8 +51,8 @@ from service.domain.names import InvalidName, display_name
 from service.domain.names import name_key as _name_key
 from service.domain.refusals import Malformed, NotAllowedNow
 from service.store.confusables import prototypes
-from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend
-from service.store.projections import stats_row, wallet_row
+from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend, UniqueViolation
+from service.store.projections import set_if_unique, stats_row, wallet_row
 from service.usecases.context import Context
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import (
@@ -271,10 +269,10 @@ class Accounts:
                 if attempt + 1 == self.REGISTER_RETRIES:
                     raise
                 continue  # the player's stream moved on meanwhile: append after its new head
-            except asyncpg.UniqueViolationError as exc:
-                if exc.constraint_name == "accounts_name_key":
+            except UniqueViolation as exc:
+                if exc.constraint == "accounts_name_key":
                     raise NameTaken(f"The name {name!r} is taken; choose another.") from exc
-                if exc.constraint_name == "accounts_pkey":
+                if exc.constraint == "accounts_pkey":
                     raise AlreadyRegistered("You already have an account; log in instead.") from exc
                 raise
             break
@@ -297,9 +295,8 @@ class Accounts:
         if not await self._verify(stored, password) or row is None:
             log.info("login failed", address=address)
             raise InvalidCredentials()
-        if row["name_key"] is None and key is not None:
-            with contextlib.suppress(asyncpg.UniqueViolationError):  # a newer account has it
-                await self.pool.execute(_SET_NAME_KEY, row["player_id"], key)
+        if row["name_key"] is None and key is not None:  # unless a newer account has it
+            await set_if_unique(self.pool, _SET_NAME_KEY, row["player_id"], key)
 
         player = Player(player_id=row["player_id"], name=row["name"], registered=True)
         token = new_token()

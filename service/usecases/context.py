@@ -1,5 +1,7 @@
-"""What every use case is given: the store, the pool, the clock, the source of server seeds and
-the wake-ups of stream followers. Built once, in the composition root (`service.bootstrap`)."""
+"""What every use case is given: the event log and the deal secrets (through the store's ports,
+service/store/port.py), the pool (for the SQL that has not moved behind a port yet), the clock,
+the source of server seeds and the wake-ups of stream followers. Built once, in the
+composition root (`service.bootstrap`)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from service.domain import fairness
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.port import DealSecrets, EventLog
 from service.store.wakeups import Wakeups
 
 Clock = Callable[[], datetime]
@@ -29,8 +31,9 @@ def secure_server_seed(game_id: str) -> bytes:
 
 @dataclass(frozen=True)
 class Context:
-    store: EventStore
+    store: EventLog  # the event log (service/store/port.py): PostgreSQL in the service
     pool: Pool
+    secrets: DealSecrets  # each prepared game's server seed (deal_secrets in the service)
     clock: Clock = system_clock
     server_seeds: ServerSeeds = secure_server_seed
     wakeups: Wakeups | None = None

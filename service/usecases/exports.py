@@ -1,13 +1,17 @@
 """A finished game, for anyone to check: its export (every event with its chain hash, and the
-revealed deal) and the server's own audit of it (`service.domain.audit`, the same code an
-outsider runs on the export with `python -m service audit`)."""
+revealed deal), the server's own audit of it (`service.domain.audit`, the same code an
+outsider runs on the export with `python -m service audit`), and what the expert bee would
+have played at one seat and turn (`service.domain.analysis`)."""
 
 from __future__ import annotations
 
+import asyncio
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import msgspec
 
+from service.domain.analysis import TurnAnalysis, analyse_turn
 from service.domain.audit import FORMAT as EXPORT_FORMAT
 from service.domain.audit import (
     AuditReport,
@@ -24,13 +28,47 @@ from service.domain.rules.events import DealRevealed, GameStarted, decode_event
 from service.domain.tables import GameOpened, GamePrepared, decode_table_event
 from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
+from service.usecases.errors import Busy
 from service.usecases.repository import Repository
+
+# An analysis is one expert decision (about 0.1 s of CPU, `expert.WORK`), made in a worker
+# thread. At most this many run at once on an instance; one more is shed (503 `overloaded`,
+# Retry-After) rather than queued. The answers are deterministic, so the last ones are kept.
+ANALYSES_AT_ONCE = 1
+ANALYSES_KEPT = 256
 
 
 class Exports:
     def __init__(self, ctx: Context, repository: Repository) -> None:
         self.ctx = ctx
         self.repository = repository
+        self._analysing = 0
+        self._analyses: OrderedDict[tuple[str, int, int], TurnAnalysis] = OrderedDict()
+
+    async def analyse_turn(self, game_id: str, seat: int, turn: int) -> TurnAnalysis:
+        """What the expert bee would have played at `seat` at the start of `turn` of a finished
+        game, from only what that seat could see then (`service.domain.analysis`)."""
+        key = (game_id, seat, turn)
+        kept = self._analyses.get(key)
+        if kept is not None:
+            self._analyses.move_to_end(key)
+            return kept
+        state = await self.repository.game(game_id)
+        if state.phase != "ended":
+            raise rule_errors.GameNotOver("A game is analysed once it has ended.")
+        if self._analysing >= ANALYSES_AT_ONCE:
+            raise Busy("Another analysis is running on this server: try again in a moment.")
+        self._analysing += 1
+        try:
+            recorded = await self.ctx.store.read_stream(stream("game", game_id))
+            events = [decode_event(r.data) for r in recorded]
+            answer = await asyncio.to_thread(analyse_turn, game_id, events, seat, turn)
+        finally:
+            self._analysing -= 1
+        self._analyses[key] = answer
+        while len(self._analyses) > ANALYSES_KEPT:
+            self._analyses.popitem(last=False)
+        return answer
 
     async def export_game(self, game_id: str) -> GameExport:
         """The whole finished game: its events with their hashes, and the revealed deal.

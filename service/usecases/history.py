@@ -49,7 +49,8 @@ class GameStateAt(msgspec.Struct, frozen=True, kw_only=True):
         step: What that event did, in words and in fields.
         changes: What differs from the answer at `version` − 1 (nothing, at version 1).
         view: The game at `version`, as `getGame` would have shown it to the caller then
-            (`server_time` and `head_hash` null).
+            (`server_time` and `head_hash` null; between a reveal and the last landing, while
+            the bees fly, `phase` reads `picking` and `in_flight` holds the bees to come).
         seats: Every seat's hand, tap and pick at `version`; null where hidden from the
             caller.
         in_flight: The revealed picks that have not landed yet, lowest first (the ones still

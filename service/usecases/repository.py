@@ -22,8 +22,6 @@ from service.domain.tables import TableState, decode_table_event, fold_table
 from service.usecases.context import Context, stream
 from service.usecases.errors import NotFound
 
-_SERVER_SEED = "select server_seed from deal_secrets where game_id = $1"
-
 
 class GameStates:
     """Recently used game states, least recently used dropped first."""
@@ -142,8 +140,8 @@ class Repository:
 
     async def server_seed(self, game_id: str) -> bytes:
         """The secret seed a prepared game is dealt from; published only when it ends."""
-        seed = await self.ctx.pool.fetchval(_SERVER_SEED, game_id)
-        assert isinstance(seed, bytes), f"no server seed for game {game_id}"
+        seed = await self.ctx.secrets.server_seed(game_id)
+        assert seed is not None, f"no server seed for game {game_id}"
         return seed
 
     async def seal_key(self, game_id: str, server_seed: bytes | None = None) -> bytes | None:
@@ -155,8 +153,8 @@ class Repository:
         if game_id in self._seal_keys:
             self._seal_keys.move_to_end(game_id)
             return self._seal_keys[game_id]
-        stored = await self.ctx.pool.fetchval(_SERVER_SEED, game_id)
-        key = None if stored is None else seal_key(game_id, bytes(stored))
+        stored = await self.ctx.secrets.server_seed(game_id)
+        key = None if stored is None else seal_key(game_id, stored)
         self._seal_keys[game_id] = key
         while len(self._seal_keys) > 20_000:
             self._seal_keys.popitem(last=False)

@@ -1,16 +1,22 @@
-"""How strong the bee players are, and how long they think (docs/benchmarks.md, "Bee players").
+"""How strong the bee levels are, and how long they think (docs/benchmarks.md, "Bee players").
 
-    python -m tests.bench.bees            # the full run `make bench-bees` makes (~8 min)
-    python -m tests.bench.bees --quick    # a few games of each, for a look (not for figures)
+    python -m tests.bench.bees                 # the whole table `make bench-bees` prints
+    python -m tests.bench.bees --quick         # a few games of each, for a look (not for figures)
+    python -m tests.bench.bees --only expert   # only the line-ups naming a level
 
-Runs, each over enough games that a win rate's 95% interval is narrower than ±5 points:
-- one strong bee (seat 1) against three heuristic bees, 4 players;
-- one strong bee against seven heuristic bees, 8 players;
-- one heuristic bee against three random players, 4 players.
-A win counts when the seat has the fewest stings, shared or not (seed §6: ties share the win).
-The strong bee's seeds are derived as the service derives them (`bee_decision_seed`) from a
-fixed bench server seed, so the whole run is reproducible. Decision times are measured around
-each call, one process, on whatever else the machine is doing: the median and the p99.
+Each line-up plays whole games through the engine (`simulate.play_game`), seat 1 at one level
+and every other seat at another. The levels are the service's (heuristic, strong, expert) and
+two anchors that are not: MCS(100), the plain Monte Carlo player of the 6-nimmt literature
+(`tests/bench/mcs.py`), and random play. Game n of a table size is dealt the same in every
+line-up (the deal comes from its own `random.Random("deal/{players}/{n}")`), so line-ups differ
+only by who plays. A win is the fewest stings, shared or not (seed §6); the win share counts a
+win shared by k seats as 1/k. Intervals are 95%, percentile bootstrap over the games (2,000
+resamples, a fixed seed). Every seeded level gets the seed the service would give it
+(`bee_decision_seed` of a fixed bench server seed, the game, the seat and the turn), so the whole
+run is reproducible. A decision's CPU time (`time.process_time`, one process per worker, so
+other work on the machine does not count) is measured around each call: median and p99.
+
+The games are spread over `--jobs` worker processes (2 by default).
 """
 
 from __future__ import annotations
@@ -24,31 +30,69 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from service.domain.rules.bees import BeeView, bee_decision_seed, choose_bee
-from service.domain.rules.simulate import Policy, bee_seats, play_game, random_policy
+from service.domain.bee_answers import decide_with_bees
+from service.domain.rules.bees import (
+    BEE_NAMES,
+    BeeView,
+    bee_decision_seed,
+    choose_bee,
+    decision_seeds,
+    view_for,
+)
+from service.domain.rules.commands import ConfirmPick, StartGame, TakeStem
+from service.domain.rules.engine import cheapest_stem, initial_state
+from service.domain.rules.events import SeatInfo
+from service.domain.rules.expert import choose_bee_expert
+from service.domain.rules.simulate import Policy, bee_seats, play_game, shuffled_deck
 from service.domain.rules.strong import choose_bee_strong
+from tests.bench.mcs import choose_bee_mcs
 
 BENCH_SERVER_SEED = b"swarm-bench-bees"
 Z95 = 1.959964
+RESAMPLES = 2000
+
+Seeded = Callable[[BeeView, bytes], int]
+SEEDED: dict[str, Seeded] = {
+    "heuristic": lambda view, seed: choose_bee(view),
+    "strong": choose_bee_strong,
+    "expert": choose_bee_expert,
+    "mcs": choose_bee_mcs,
+    "random": lambda view, seed: random.Random(seed).choice(sorted(view.hand)),
+}
+LABEL = {
+    "heuristic": "heuristic",
+    "strong": "strong",
+    "expert": "expert",
+    "mcs": "MCS(100)",
+    "random": "random",
+}
+
+# (seat 1, the others, players, games): the line-ups of issue 29, then the expert against each.
+PLAN: tuple[tuple[str, str, int, int], ...] = (
+    ("strong", "heuristic", 4, 300),
+    ("strong", "mcs", 4, 200),
+    ("heuristic", "mcs", 4, 200),
+    ("mcs", "strong", 4, 100),
+    ("strong", "heuristic", 8, 200),
+    ("heuristic", "random", 4, 300),
+    ("expert", "mcs", 4, 200),
+    ("expert", "mcs", 8, 200),
+    ("expert", "heuristic", 4, 200),
+    ("expert", "strong", 4, 200),
+    ("expert", "heuristic", 8, 100),
+    ("mcs", "expert", 4, 100),
+)
 
 
-def wilson(wins: int, games: int) -> tuple[float, float]:
-    """The 95% Wilson score interval of a win rate."""
-    if games == 0:
-        return (0.0, 1.0)
-    p = wins / games
-    denominator = 1 + Z95**2 / games
-    centre = (p + Z95**2 / (2 * games)) / denominator
-    half = Z95 * math.sqrt(p * (1 - p) / games + Z95**2 / (4 * games**2)) / denominator
-    return (centre - half, centre + half)
-
-
-def mean_interval(values: list[float]) -> dict[str, float]:
-    mean = statistics.fmean(values)
-    half = Z95 * statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return {"mean": round(mean, 2), "ci95": round(half, 2)}
+def bootstrap(values: list[float], seed: int = 29) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of the mean of `values`."""
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(RESAMPLES))
+    return means[int(0.025 * RESAMPLES)], means[int(0.975 * RESAMPLES) - 1]
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -58,90 +102,120 @@ def percentile(samples: list[float], p: float) -> float:
 
 
 class Timed:
-    """A policy that records how long each decision takes, in milliseconds: wall time, and the
-    process's CPU time (what the decision costs when it does not share the core)."""
+    """A level as a `Policy` with the service's decision seed, recording each decision's CPU ms."""
 
-    def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-        self.ms: list[float] = []
+    def __init__(self, level: str, game_id: str) -> None:
+        self.decide = SEEDED[level]
+        self.game_id = game_id
         self.cpu_ms: list[float] = []
 
     def __call__(self, view: BeeView) -> int:
-        start, cpu = time.perf_counter(), time.process_time()
-        bee = self.policy(view)
+        turn = 11 - len(view.hand)  # a hand of 10, one bee a turn
+        seed = bee_decision_seed(BENCH_SERVER_SEED, self.game_id, view.seat, turn, "pick")
+        cpu = time.process_time()
+        bee = self.decide(view, seed)
         self.cpu_ms.append((time.process_time() - cpu) * 1000)
-        self.ms.append((time.perf_counter() - start) * 1000)
         return bee
 
 
-def timings(timed: Timed) -> dict[str, float]:
+def play_one(first: str, others: str, players: int, number: int) -> dict[str, Any]:
+    """Game `number` of `players` (the same deal in every line-up), seat 1 at `first`."""
+    game_id = f"bench-{players}-{number}"
+    seat1, rest = Timed(first, game_id), Timed(others, game_id)
+    policies: list[Policy] = [seat1] + [rest] * (players - 1)
+    state, _ = play_game(bee_seats(players), policies, random.Random(f"deal/{players}/{number}"))
+    stings = [s.stings for s in state.seats]
+    won = 1 in state.winners
     return {
-        "median": round(statistics.median(timed.ms), 3),
-        "p99": round(percentile(timed.ms, 99), 3),
-        "cpu_median": round(statistics.median(timed.cpu_ms), 3),
-        "cpu_p99": round(percentile(timed.cpu_ms, 99), 3),
-        "decisions": len(timed.ms),
+        "win": 1.0 if won else 0.0,
+        "share": 1 / len(state.winners) if won else 0.0,
+        "stings": stings[0],
+        "others": statistics.fmean(stings[1:]),
+        "cpu1": seat1.cpu_ms,
+        "cpu_others": rest.cpu_ms,
     }
 
 
-def strong_policy(game: Callable[[], str]) -> Policy:
-    """The strong bee with the seed the service would give it: (game, seat, turn, "pick").
-
-    The view's hand size tells the turn (a bee plays one bee a turn from a hand of 10)."""
-
-    def policy(view: BeeView) -> int:
-        turn = 11 - len(view.hand)
-        seed = bee_decision_seed(BENCH_SERVER_SEED, game(), view.seat, turn, "pick")
-        return choose_bee_strong(view, seed)
-
-    return policy
+def _play_star(args: tuple[str, str, int, int]) -> dict[str, Any]:
+    return play_one(*args)
 
 
-def run(name: str, players: int, games: int, first: str, others: str, seed: int) -> dict[str, Any]:
-    """`games` games, seat 1 playing `first` and every other seat `others`."""
-    rng = random.Random(seed)
-    game_id = ["bench-0"]
-    policies_of: dict[str, Policy] = {
-        "strong": strong_policy(lambda: game_id[0]),
-        "heuristic": choose_bee,
-        "random": random_policy(rng),
+def cpu_summary(samples: list[float]) -> dict[str, float]:
+    return {
+        "median": round(statistics.median(samples), 3),
+        "p99": round(percentile(samples, 99), 3),
+        "decisions": len(samples),
     }
-    first_policy = Timed(policies_of[first])
-    other_policy = Timed(policies_of[others])
-    policies: list[Policy] = [first_policy] + [other_policy] * (players - 1)
-    wins = 0
-    shares = 0.0
-    first_stings: list[float] = []
-    other_stings: list[float] = []
+
+
+def run(
+    pool: ProcessPoolExecutor, first: str, others: str, players: int, games: int
+) -> dict[str, Any]:
     started = time.perf_counter()
-    for number in range(games):
-        game_id[0] = f"bench-{name}-{number}"
-        state, _ = play_game(bee_seats(players), policies, rng)
-        stings = [s.stings for s in state.seats]
-        if 1 in state.winners:
-            wins += 1
-            shares += 1 / len(state.winners)
-        first_stings.append(stings[0])
-        other_stings.append(statistics.fmean(stings[1:]))
-    seconds = time.perf_counter() - started
-    low, high = wilson(wins, games)
+    tasks = [(first, others, players, n) for n in range(games)]
+    results = list(pool.map(_play_star, tasks, chunksize=max(1, games // 16)))
+    shares = [r["share"] for r in results]
+    wins = [r["win"] for r in results]
+    mine = [float(r["stings"]) for r in results]
+    theirs = [r["others"] for r in results]
     return {
-        "run": name,
-        "players": players,
-        "games": games,
+        "run": f"{LABEL[first]} vs {players - 1} {LABEL[others]}",
         "seat1": first,
         "others": others,
-        "wins": wins,
-        "win_rate": round(wins / games, 4),
-        "win_ci95": [round(low, 4), round(high, 4)],
-        "win_share": round(shares / games, 4),  # a win shared by k seats counts 1/k
+        "players": players,
+        "games": games,
         "fair_share": round(1 / players, 4),
-        "stings_seat1": mean_interval(first_stings),
-        "stings_others": mean_interval(other_stings),
-        "decision_ms_seat1": timings(first_policy),
-        "decision_ms_others": timings(other_policy),
+        "win_share": round(statistics.fmean(shares), 4),
+        "win_share_ci95": [round(x, 4) for x in bootstrap(shares)],
+        "win_rate": round(statistics.fmean(wins), 4),
+        "win_rate_ci95": [round(x, 4) for x in bootstrap(wins)],
+        "stings_seat1": round(statistics.fmean(mine), 2),
+        "stings_others": round(statistics.fmean(theirs), 2),
+        "stings_gap_ci95": [
+            round(x, 2) for x in bootstrap([a - b for a, b in zip(mine, theirs, strict=True)])
+        ],
+        "cpu_ms_seat1": cpu_summary([ms for r in results for ms in r["cpu1"]]),
+        "cpu_ms_others": cpu_summary([ms for r in results for ms in r["cpu_others"]]),
         "load_average": [round(x, 2) for x in os.getloadavg()],
-        "seconds": round(seconds, 1),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def answer_times(games: int, level: str = "expert", players: int = 8) -> dict[str, Any]:
+    """How long a person waits for a table of `level` bees: one person (seat 1, playing the
+    heuristic's bee) and `players - 1` bees, through
+    `service.domain.bee_answers.decide_with_bees` as the service calls it (in a worker thread);
+    each of the person's moves is timed until the bees have answered (the turn flown and every
+    bee's next pick made). Wall and CPU time, one process."""
+    bees = [
+        SeatInfo(seat=s, name=BEE_NAMES[(s - 2) % len(BEE_NAMES)], kind="bee", level=level)
+        for s in range(2, players + 1)
+    ]
+    seats = (SeatInfo(seat=1, name="Ann", kind="person", player_id="p1"), *bees)
+    wall: list[float] = []
+    cpu: list[float] = []
+    for number in range(games):
+        game_id = f"answer-{players}-{number}"
+        seed_for = decision_seeds(BENCH_SERVER_SEED, game_id)
+        deal = shuffled_deck(players, random.Random(f"deal/{players}/{number}"))
+        command = StartGame(game_id=game_id, table_id="t", seats=seats, deck_order=deal)
+        state, _ = decide_with_bees(initial_state, command, seed_for)
+        while state.phase != "ended":
+            if state.phase == "choosing":
+                move: ConfirmPick | TakeStem = TakeStem(seat=1, stem=cheapest_stem(state.stems))
+            else:
+                move = ConfirmPick(seat=1, bee=choose_bee(view_for(state, 1)))
+            started, cpu_started = time.perf_counter(), time.process_time()
+            state, _ = decide_with_bees(state, move, seed_for)
+            cpu.append((time.process_time() - cpu_started) * 1000)
+            wall.append((time.perf_counter() - started) * 1000)
+    return {
+        "level": level,
+        "players": players,
+        "moves": len(wall),
+        "wall_ms": cpu_summary(wall),
+        "cpu_ms": cpu_summary(cpu),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -151,18 +225,22 @@ def say(message: str) -> None:
 
 def print_table(results: list[dict[str, Any]]) -> None:
     print(
-        f"{'run':<24} {'games':>5} {'win (95% CI)':>22} {'share':>6} {'fair':>5} "
-        f"{'stings seat 1':>14} {'stings others':>14}   seat 1 ms: median p99 (cpu median p99)"
+        f"{'seat 1 vs the others':<26} {'games':>5} {'win share [95%]':>22} {'fair':>5} "
+        f"{'wins [95%]':>22} {'stings 1 / each other':>22}   CPU ms a decision, median / p99: "
+        "seat 1; others"
     )
     for r in results:
-        low, high = r["win_ci95"]
-        win = f"{100 * r['win_rate']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
-        s1, so, t = r["stings_seat1"], r["stings_others"], r["decision_ms_seat1"]
+        low, high = r["win_share_ci95"]
+        share = f"{100 * r['win_share']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+        low, high = r["win_rate_ci95"]
+        wins = f"{100 * r['win_rate']:.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+        stings = f"{r['stings_seat1']:.2f} / {r['stings_others']:.2f}"
+        a, b = r["cpu_ms_seat1"], r["cpu_ms_others"]
+        name = f"{r['run']} ({r['players']})"
         print(
-            f"{r['run']:<24} {r['games']:>5} {win:>22} {100 * r['win_share']:>5.1f}% "
-            f"{100 * r['fair_share']:>4.1f}% {s1['mean']:>8.2f} ±{s1['ci95']:<4.2f} "
-            f"{so['mean']:>8.2f} ±{so['ci95']:<4.2f} "
-            f"{t['median']:>8.2f} {t['p99']:>7.2f} ({t['cpu_median']:.2f} {t['cpu_p99']:.2f})"
+            f"{name:<26} {r['games']:>5} {share:>22} "
+            f"{100 * r['fair_share']:>4.1f}% {wins:>22} {stings:>22}   "
+            f"{a['median']:.2f} / {a['p99']:.2f}; {b['median']:.2f} / {b['p99']:.2f}"
         )
     loads = [r["load_average"][0] for r in results]
     print(f"load average (1 min) at the end of each run: {loads} on {os.cpu_count()} cores")
@@ -170,29 +248,46 @@ def print_table(results: list[dict[str, Any]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a few games of each run")
+    parser.add_argument("--quick", action="store_true", help="a few games of each line-up")
+    parser.add_argument("--scale", type=float, default=1.0, help="games of each line-up × this")
+    parser.add_argument("--only", help="only the line-ups with this level")
+    parser.add_argument("--lineups", help="only these line-ups: PLAN indices, as 6,7")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument(
+        "--answer-games", type=int, default=20, help="games of a person + 7 experts"
+    )
     parser.add_argument("--json", help="also write the results to this file")
-    parser.add_argument("--games4", type=int, default=400, help="games of strong vs heuristic, 4")
-    parser.add_argument("--games8", type=int, default=300, help="games of strong vs heuristic, 8")
-    parser.add_argument("--games-random", type=int, default=1000, help="heuristic vs random")
     args = parser.parse_args(argv)
-    scale = 0.05 if args.quick else 1.0
-    plan = [
-        ("strong vs 3 heuristic", 4, args.games4, "strong", "heuristic", 16),
-        ("strong vs 7 heuristic", 8, args.games8, "strong", "heuristic", 18),
-        ("heuristic vs 3 random", 4, args.games_random, "heuristic", "random", 14),
-    ]
+    scale = 0.03 if args.quick else args.scale
+    plan = [p for p in PLAN if args.only is None or args.only in p[:2]]
+    if args.lineups:
+        plan = [PLAN[int(i)] for i in args.lineups.split(",")]
     results = []
-    for name, players, games, first, others, seed in plan:
-        games = max(4, int(games * scale))
-        say(f"bees: {name}, {games} games …")
-        result = run(name, players, games, first, others, seed)
-        say(f"  done in {result['seconds']} s")
-        results.append(result)
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for first, others, players, games in plan:
+            games = max(4, int(games * scale))
+            say(f"bees: {LABEL[first]} vs {players - 1} {LABEL[others]}, {games} games …")
+            result = run(pool, first, others, players, games)
+            say(
+                f"  win share {100 * result['win_share']:.1f}% {result['win_share_ci95']},"
+                f" {result['seconds']} s"
+            )
+            results.append(result)
     print_table(results)
+    answer: dict[str, Any] | None = None
+    if args.answer_games > 0 and args.only in (None, "expert"):
+        games = max(1, int(args.answer_games * scale))
+        say(f"bees: a person's move at a table of 7 expert bees, {games} games …")
+        answer = answer_times(games)
+        w, c = answer["wall_ms"], answer["cpu_ms"]
+        print(
+            f"a person's move answered by 7 expert bees, {answer['moves']} moves: wall ms median"
+            f" {w['median']:.0f}, p99 {w['p99']:.0f}; CPU ms median {c['median']:.0f},"
+            f" p99 {c['p99']:.0f} (load average {answer['load_average'][0]})"
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(results, out, indent=2)
+            json.dump({"lineups": results, "answer": answer}, out, indent=2)
     return 0
 
 

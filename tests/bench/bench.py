@@ -58,6 +58,7 @@ from typing import Any
 import msgspec
 import psycopg
 
+from service.domain import chain
 from service.domain.rules import engine
 from service.domain.rules.bees import bee_commands
 from service.domain.rules.cards import STEM_CAPACITY, deck, pile_stings, stings
@@ -319,6 +320,9 @@ def bench_engine(settings: Settings) -> list[dict[str, Any]]:
 # --- 2. cold rebuild ÷ bare SELECT ------------------------------------------------------------
 
 
+_BENCH_SERVER_SEED = bytes(32)
+
+
 async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str, GameState]:
     """Append ``count`` simulated 4-player bee games, one append each; return the final states."""
     rng = random.Random(seed)
@@ -335,12 +339,15 @@ async def store_games(store: EventStore, count: int, seed: int = 2) -> dict[str,
             for pick in bee_commands(state):
                 state, events = engine.decide_and_evolve(pick, state)
                 log += events
-        stream = f"game-bench-{uuid.uuid4()}"
+        game_id = f"bench-{uuid.uuid4()}"
+        stream = f"game-{game_id}"
         await store.append(
             StreamAppend(
                 stream=stream,
                 expected_version=0,
                 events=[NewEvent(type=event_type(e), data=encode_event(e)) for e in log],
+                # chain v2 seals the hands and picks under the game's key (any seed will do)
+                seal_keys={game_id: chain.seal_key(game_id, _BENCH_SERVER_SEED)},
             ),
             metadata={"command": "bench"},
         )

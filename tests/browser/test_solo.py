@@ -62,6 +62,7 @@ def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> N
     assert [levels.nth(i).get_attribute("value") for i in range(levels.count())] == [
         "heuristic",
         "strong",
+        "expert",
     ]
     assert levels.first.is_checked()  # the default, as the API's
 

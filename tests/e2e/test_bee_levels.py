@@ -1,20 +1,30 @@
 """Bee levels over HTTP (README "The bee players"): chosen with `createSoloTable` and
 `fillWithBees`, shown in the table and game views, and re-runnable by an auditor: with the server
-seed revealed after the game, every strong bee's pick is derived again from its decision seed."""
+seed revealed after the game, every strong or expert bee's pick is derived again from its decision
+seed."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
+from service.domain.rules import expert
 from service.domain.rules.bees import bee_decision_seed, choose, view_for
 from service.domain.rules.engine import GameState, evolve, initial_state
-from service.domain.rules.events import DealRevealed, PickConfirmed, TurnStarted, decode_event
+from service.domain.rules.events import (
+    BeeLevel,
+    DealRevealed,
+    PickConfirmed,
+    TurnStarted,
+    decode_event,
+)
 from tests.e2e.api_client import Api, play_online_to_the_end
 from tests.e2e.test_solo_api import assert_problem
 
 
-async def _audit_strong_picks(api: Api, game_id: str) -> int:
-    """Replay the exported game; at each turn, re-run every strong bee's decision from its seed
+async def _audit_strong_picks(api: Api, game_id: str, level: BeeLevel = "strong") -> int:
+    """Replay the exported game; at each turn, re-run every `level` bee's decision from its seed
     and compare with the recorded pick. Returns how many picks were checked."""
     response = await api.client.get(f"/games/{game_id}/export", headers=api.headers)
     assert response.status_code == 200, response.text
@@ -32,9 +42,9 @@ async def _audit_strong_picks(api: Api, game_id: str) -> int:
         state = evolve(state, event)
         if isinstance(event, TurnStarted):
             for seat in state.seats:
-                if seat.is_bee and seat.info.level == "strong" and seat.playing:
+                if seat.is_bee and seat.info.level == level and seat.playing:
                     seed = bee_decision_seed(server_seed, game_id, seat.number, event.turn, "pick")
-                    expected[seat.number] = choose(view_for(state, seat.number), "strong", seed)
+                    expected[seat.number] = choose(view_for(state, seat.number), level, seed)
     assert not expected
     return checked
 
@@ -53,6 +63,21 @@ async def test_a_solo_table_of_strong_bees_shows_their_level_and_an_audit_reruns
     final = await ada.play_to_the_end(game["game_id"])
     assert final["phase"] == "ended"
     assert await _audit_strong_picks(ada, game["game_id"]) == 20  # 2 bees, 10 turns
+
+
+async def test_an_expert_bee_plays_a_solo_game_and_an_audit_reruns_it(
+    ada: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(expert, "WORK", 20_000)  # the server runs in this process: the same code
+    response = await ada.client.post(
+        "/solo-tables", json={"players": 2, "level": "expert"}, headers=ada.headers
+    )
+    assert response.status_code == 201, response.text
+    table = response.json()
+    assert [s.get("level") for s in table["seats"]] == [None, "expert"]
+    final = await ada.play_to_the_end(table["game"]["game_id"])
+    assert final["phase"] == "ended"
+    assert await _audit_strong_picks(ada, table["game"]["game_id"], "expert") == 10
 
 
 async def test_the_default_level_is_the_heuristic(ada: Api) -> None:

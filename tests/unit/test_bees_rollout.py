@@ -1,4 +1,5 @@
-"""The strong bee's fast simulator (`rollout.py`) flies a turn exactly as the engine does."""
+"""The bees' fast simulators (`rollout.fly`, `rollout.fly_tops`) fly a turn exactly as the engine
+does."""
 
 from __future__ import annotations
 
@@ -11,14 +12,14 @@ from service.domain.rules.bees import choose_bee, view_for
 from service.domain.rules.cards import deck, pile_stings, stings
 from service.domain.rules.commands import ConfirmPick, StartGame
 from service.domain.rules.engine import GameState, cheapest_stem, decide, fold, initial_state
-from service.domain.rules.rollout import STINGS, cheapest, fly
+from service.domain.rules.rollout import STINGS, cheapest, fly, fly_tops
 from service.domain.rules.simulate import bee_seats, shuffled_deck
 from service.domain.rules.strong import quick_pick
 
 
 def _compare_one_game(players: int, rng: random.Random, heuristic_seats: int) -> int:
-    """Play one game with the engine, checking every turn's flight against `fly`; return the
-    number of turns (positions) checked."""
+    """Play one game with the engine, checking every turn's flight against `fly` and `fly_tops`;
+    return the number of turns (positions) checked."""
     command = StartGame(
         game_id="g", table_id="t", seats=bee_seats(players), deck_order=shuffled_deck(players, rng)
     )
@@ -37,11 +38,19 @@ def _compare_one_game(players: int, rng: random.Random, heuristic_seats: int) ->
         scores = [s.stings for s in state.seats]
         assert cheapest(stems, sums) == cheapest_stem(state.stems) - 1
         fly(stems, sums, scores, list(picks))
+        tops = [stem[-1] for stem in state.stems]
+        lens = [len(stem) for stem in state.stems]
+        compact_sums = [pile_stings(stem) for stem in state.stems]
+        compact_scores = [s.stings for s in state.seats]
+        fly_tops(tops, lens, compact_sums, compact_scores, list(picks))
         for bee, seat in picks:
             state = fold(decide(ConfirmPick(seat=seat + 1, bee=bee), state), state)
         assert [tuple(stem) for stem in stems] == list(state.stems)
         assert sums == [pile_stings(stem) for stem in state.stems]
         assert scores == [s.stings for s in state.seats]
+        assert tops == [stem[-1] for stem in state.stems]
+        assert lens == [len(stem) for stem in state.stems]
+        assert (compact_sums, compact_scores) == (sums, scores)
         checked += 1
     assert state.phase == "ended"
     return checked

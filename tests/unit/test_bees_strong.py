@@ -70,7 +70,7 @@ def _swap_hands(state: GameState, first: int, second: int) -> GameState:
 
 
 def test_the_levels_and_the_default() -> None:
-    assert BEE_LEVELS == ("heuristic", "strong")
+    assert BEE_LEVELS == ("heuristic", "strong", "expert")
     assert DEFAULT_LEVEL == "heuristic"
 
 

@@ -42,6 +42,9 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
         ),
         ("service/usecases/play.py", "from service.api.routes import Move\n", "service.api"),
         ("service/usecases/play.py", "from service.bootstrap import Swarm\n", "service.bootstrap"),
+        ("service/usecases/money.py", "import asyncpg\n", "asyncpg"),
+        ("service/usecases/accounts.py", "from asyncpg import UniqueViolationError\n", "asyncpg"),
+        ("service/usecases/clock.py", "import psycopg\n", "psycopg"),
     ],
 )
 def test_a_forbidden_import_is_reported(

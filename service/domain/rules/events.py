@@ -27,9 +27,10 @@ Chooser = Literal["player", "rule", "clock"]
 # seat's lowest bee (seed §7).
 ClockPlay = Literal["none", "tapped", "lowest"]
 # How a bee player chooses its bee (`service.domain.rules.bees`): "heuristic", the stings it
-# risks this turn; "strong", Monte Carlo over the hands it cannot see. Recorded in the seat so
-# an audit knows which policy to re-run; replays never need it.
-BeeLevel = Literal["heuristic", "strong"]
+# risks this turn; "strong", Monte Carlo over the hands it cannot see, a few turns deep; "expert",
+# Monte Carlo to the end of the game against opponents who may surprise it. Recorded in the seat
+# so an audit knows which policy to re-run; replays never need it.
+BeeLevel = Literal["heuristic", "strong", "expert"]
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):

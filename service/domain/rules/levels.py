@@ -23,6 +23,7 @@ from typing import NamedTuple, get_args
 
 from service.domain.rules.bee_view import BeeView
 from service.domain.rules.events import BeeLevel
+from service.domain.rules.expert import choose_bee_expert
 from service.domain.rules.heuristic import choose_bee
 from service.domain.rules.strong import choose_bee_strong
 
@@ -53,6 +54,12 @@ def _strong(view: BeeView, seed: bytes | None) -> int:
     return choose_bee_strong(view, seed)
 
 
+def _expert(view: BeeView, seed: bytes | None) -> int:
+    if seed is None:
+        raise ValueError("an expert bee decides from a seed: pass the decision's seed")
+    return choose_bee_expert(view, seed)
+
+
 LEVELS: dict[BeeLevel, Level] = {
     level.name: level
     for level in (
@@ -74,6 +81,17 @@ LEVELS: dict[BeeLevel, Level] = {
             policy=_strong,
             seeded=True,
             cost_ms=21.0,  # 44 at 8 players
+        ),
+        Level(
+            name="expert",
+            label="Expert",
+            description=(
+                "plays every deal it imagines out to the end of the game, the other players"
+                " sometimes taking risks, and keeps the bee that takes the fewest stings"
+            ),
+            policy=_expert,
+            seeded=True,
+            cost_ms=120.0,
         ),
     )
 }

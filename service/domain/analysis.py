@@ -1,0 +1,98 @@
+"""What would the expert bee have played? For one seat at one turn of a finished game.
+
+The game's events are folded up to the start of that turn, and the expert level
+(`rules/expert.py`) looks at the seat's `BeeView` there: its hand then, the stems then, the bees
+whose place was public then. Nothing else of the game reaches the policy (not the other hands,
+not what happened later), so the answer is what the seat could have worked out at the time. The
+decision's seed is public and fixed by the question (`analysis_seed`), so the same question gets
+the same answer, from any server, every time; its cost is one expert decision (`expert.WORK`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import msgspec
+
+from service.domain.rules import expert
+from service.domain.rules.bee_view import view_for
+from service.domain.rules.engine import GameState, initial_state
+from service.domain.rules.errors import GameNotOver, SeatNotPlaying
+from service.domain.rules.events import Event, PickConfirmed, PicksRevealed, TurnStarted
+from service.domain.rules.fold import evolve, fold
+
+
+class BeeEstimate(msgspec.Struct, frozen=True, kw_only=True):
+    """The expert's estimate for one bee in the seat's hand."""
+
+    bee: int
+    # The mean stings the seat takes from this turn to the end of the game when it plays this
+    # bee, over the imagined games (`samples`); the bees the expert dropped early have fewer.
+    stings: float
+    samples: int  # how many imagined games (deals of the hidden hands, played out) it rests on
+
+
+class TurnAnalysis(msgspec.Struct, frozen=True, kw_only=True):
+    """The expert level's look at one seat's decision of a finished game."""
+
+    game_id: str
+    seat: int
+    turn: int
+    level: str  # the level that analysed: "expert"
+    hand: list[int]  # the seat's hand at the start of the turn
+    stems: list[list[int]]  # the stems at the start of the turn, bottom to top
+    pick: int  # the bee the expert would have played
+    played: int | None  # the bee the seat played (None if it had left by then)
+    estimates: list[BeeEstimate]  # one for each bee in hand, ascending
+
+
+def analysis_seed(game_id: str, seat: int, turn: int) -> bytes:
+    """The analysis's seed: SHA-256 of "analysis/{game}/{seat}/{turn}". Public on purpose: the
+    game is over, and anyone can check the answer by running the same decision."""
+    return hashlib.sha256(f"analysis/{game_id}/{seat}/{turn}".encode()).digest()
+
+
+def analyse_turn(
+    game_id: str, events: Sequence[Event], seat: int, turn: int, work: int | None = None
+) -> TurnAnalysis:
+    """The expert's pick and estimates for `seat` at the start of `turn` of an ended game.
+
+    Raises `GameNotOver` while the game runs, and `SeatNotPlaying` for a seat the game does not
+    have, one that had left by then, or a turn the game never reached."""
+    final = fold(events)
+    if final.phase != "ended":
+        raise GameNotOver("A game is analysed once it has ended.")
+    if not 1 <= seat <= len(final.seats):
+        raise SeatNotPlaying(f"This game has seats 1 to {len(final.seats)}.")
+    state: GameState = initial_state
+    at: GameState | None = None
+    played: int | None = None
+    for event in events:
+        state = evolve(state, event)
+        if isinstance(event, TurnStarted) and event.turn == turn:
+            at = state
+        elif at is not None and isinstance(event, PickConfirmed) and event.seat == seat:
+            played = event.bee
+        elif at is not None and isinstance(event, PicksRevealed):
+            break
+    if at is None:
+        raise SeatNotPlaying(f"This game never reached turn {turn}.")
+    if not at.seat(seat).playing or not at.seat(seat).hand:
+        raise SeatNotPlaying(f"Seat {seat} was not playing at turn {turn}.")
+    view = view_for(at, seat)
+    decided = expert.analyse(view, analysis_seed(game_id, seat, turn), work)
+    return TurnAnalysis(
+        game_id=game_id,
+        seat=seat,
+        turn=turn,
+        level="expert",
+        hand=list(view.hand),
+        stems=[list(stem) for stem in at.stems],
+        pick=decided.pick,
+        played=played,
+        estimates=[
+            BeeEstimate(bee=e.bee, stings=round(e.stings, 2), samples=e.samples)
+            for e in decided.estimates
+        ],
+    )

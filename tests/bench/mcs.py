@@ -1,0 +1,62 @@
+"""MCS(n): the plain Monte Carlo player, the bench's anchor opponent (issue 29).
+
+The published baseline of the 6-nimmt literature, written here from its description, not from
+anyone's code: for each bee in hand, `n` random playouts to the end of the game, and play the bee
+with the fewest stings on average. A playout deals the bees this seat cannot see at random into
+the other playing hands (every hand as big as its own), then every seat, this one included,
+plays a uniformly random bee each turn until the hands are empty. Each playout is dealt afresh.
+
+It sees what every bee sees (`BeeView`: its hand, the stems, the piles, the revealed bees) and
+decides through the same engine as the service's levels (`simulate.play_game`). A playout flies
+with the rules' own fast copy (`rollout.fly_tops`), so it lands bees exactly as the engine does
+(a too-low bee takes the cheapest stem, as a bee's does by rule). Its randomness is a
+`random.Random` seeded from the decision's seed, so a bench run is reproducible.
+"""
+
+from __future__ import annotations
+
+import random
+
+from service.domain.rules.bees import BeeView, unseen_bees
+from service.domain.rules.rollout import STINGS, fly_tops
+
+PLAYOUTS = 100
+
+
+def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> int:
+    """MCS(`playouts`)'s pick from `view` (MCS(`PLAYOUTS`) by default), its random stream
+    seeded by `seed`."""
+    playouts = PLAYOUTS if playouts is None else playouts
+    hand = sorted(view.hand)
+    if len(hand) == 1:
+        return hand[0]
+    rng = random.Random(int.from_bytes(seed, "big"))
+    shuffle = rng.shuffle
+    unseen = unseen_bees(view)
+    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
+    size = len(hand)
+    seats = len(others) + 1  # index 0 is this seat in the playouts
+    base_tops = [stem[-1] for stem in view.stems]
+    base_lens = [len(stem) for stem in view.stems]
+    base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
+    best, best_total = hand[0], -1
+    for bee in hand:
+        rest = [b for b in hand if b != bee]
+        total = 0
+        for _ in range(playouts):
+            shuffle(unseen)  # a fresh deal, and each hand in a random order of play
+            shuffle(rest)
+            tops = list(base_tops)
+            lens = list(base_lens)
+            sums = list(base_sums)
+            scores = [0] * seats
+            for turn in range(size):
+                mine = bee if turn == 0 else rest[turn - 1]
+                picks = [(mine, 0)]
+                for s in range(1, seats):
+                    picks.append((unseen[(s - 1) * size + turn], s))
+                fly_tops(tops, lens, sums, scores, picks)
+            total += scores[0]
+        if best_total < 0 or total < best_total:
+            best, best_total = bee, total
+    return best

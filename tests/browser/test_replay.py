@@ -1,0 +1,241 @@
+"""The replay screen (#/replay/<game id>, service/board/replay.js) in Chromium: a finished
+4-seat game stepped through by keyboard to the end and back, each turn's stings on screen equal
+to the API's, turns, play and pause; each step's event held to the hash chain, and a tampered
+answer caught."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.board import lowest_bee_too_low
+from tests.browser.replay import (
+    api_get,
+    finished_game,
+    open_replay,
+    position,
+    stings_on_screen,
+    wait_position,
+)
+from tests.deals import seeds_where
+from tests.live_server import serve
+
+
+@pytest.fixture(scope="module")
+def rigged_url(database_url: str) -> Iterator[str]:
+    """An app whose 4-seat deals give seat 1 a bee too low on turn 1 (tests/deals.py)."""
+    from service.api.app import create_app
+
+    yield from serve(create_app(database_url, server_seeds=seeds_where(4, lowest_bee_too_low)))
+
+
+@pytest.fixture(scope="module")
+def game(rigged_url: str) -> tuple[dict[str, Any], str]:
+    return finished_game(rigged_url)
+
+
+def test_a_finished_game_replays_by_keyboard_to_the_end_and_back(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    latest = steps["latest"]
+    lasts = {t["last"]: t["turn"] for t in steps["turns"]}
+    kinds = {s["version"]: s["kind"] for s in steps["steps"]}
+    assert {"sixth_bee", "too_low", "take"} <= set(kinds.values())
+    open_replay(page, rigged_url, person, gid)
+    page.keyboard.press("Home")
+    wait_position(page, 1)
+    checked_turns = []
+    for version in range(2, latest + 1):
+        page.keyboard.press("ArrowRight")
+        wait_position(page, version)
+        assert page.locator(".replay-step").get_attribute("data-kind") == kinds[version]
+        if version in lasts:
+            answer = api_get(rigged_url, person, f"/games/{gid}/states/{version}")
+            expected = {s["seat"]: s["stings"] for s in answer["view"]["seats"]}
+            assert stings_on_screen(page) == expected, (lasts[version], version)
+            # Every hand shows, as the API has it at that version.
+            hands = page.locator(".replay-seat").evaluate_all(
+                "els => els.map(e => [...e.querySelectorAll('.replay-hand .bee')]"
+                ".map(b => Number(b.dataset.bee)))"
+            )
+            assert hands == [s["hand"] for s in answer["seats"]]
+            checked_turns.append(lasts[version])
+        if kinds[version] == "too_low":
+            assert page.locator(".replay-banner").inner_text().count("too low")
+            assert page.locator(".replay-stems .cost").count() == 4
+            assert page.locator(".replay-reveal .pick.too-low").count() == 1
+        if kinds[version] == "sixth_bee":
+            assert "took" in page.locator(".replay-stems .stem.flash .replay-took").inner_text()
+    assert checked_turns == list(range(1, 11))
+    page.keyboard.press("ArrowRight")  # past the end: stays there
+    page.keyboard.press("End")
+    wait_position(page, latest)
+    assert (
+        "wins" in page.locator(".replay-banner").inner_text()
+        or "share" in page.locator(".replay-banner").inner_text()
+    )
+    for version in range(latest - 1, 0, -1):
+        page.keyboard.press("ArrowLeft")
+        wait_position(page, version)
+    assert position(page) == 1
+
+
+def test_turns_play_and_pause(page: Any, rigged_url: str, game: tuple[dict[str, Any], str]) -> None:
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    starts = [t["start"] for t in steps["turns"]]
+    open_replay(page, rigged_url, person, gid)
+    wait_position(page, starts[0])  # it opens at turn 1
+    page.keyboard.press("Shift+ArrowRight")
+    wait_position(page, starts[1])
+    page.keyboard.press("Shift+ArrowLeft")
+    wait_position(page, starts[0])
+    page.get_by_label("Jump to turn").select_option("7")
+    wait_position(page, starts[6])
+    page.get_by_label("Speed").select_option("4")
+    page.keyboard.press("Space")
+    page.wait_for_function(
+        "v => Number(document.querySelector('.replay-pos').textContent.split(' ')[1]) >= v + 3",
+        arg=starts[6],
+    )
+    page.keyboard.press("Space")
+    paused = position(page)
+    page.wait_for_timeout(1200)
+    assert position(page) == paused
+    # Space on a focused control presses that control only: here, Play, once.
+    page.get_by_role("button", name="Play (space)").focus()
+    page.keyboard.press("Space")
+    page.wait_for_function(
+        "v => Number(document.querySelector('.replay-pos').textContent.split(' ')[1]) > v",
+        arg=paused,
+    )
+    page.get_by_role("button", name="Pause (space)").click()
+    paused = position(page)
+    page.wait_for_timeout(1200)
+    assert position(page) == paused
+    assert page.get_by_role("button", name="Play (space)").count() == 1
+
+
+CHAIN_SETTLED = (
+    "() => ['ok', 'failed', 'unavailable']"
+    ".includes(document.querySelector('.chain')?.dataset.chain)"
+)
+
+
+def _check_at(page: Any, version: int) -> str:
+    page.get_by_role("button", name=f"v{version} ", exact=False).first.click()
+    wait_position(page, version)
+    page.wait_for_function("() => document.querySelector('.step-check')?.dataset.check")
+    return str(page.locator(".step-check").get_attribute("data-check"))
+
+
+def test_the_deal_checks_out_and_every_step_is_the_chains(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    open_replay(page, rigged_url, person, gid)
+    page.wait_for_function("() => document.querySelector('.verdict')?.dataset.verdict")
+    assert page.locator(".verdict").get_attribute("data-verdict") == "ok"
+    page.wait_for_function(CHAIN_SETTLED)
+    for version in range(1, steps["latest"] + 1, 7):
+        assert _check_at(page, version) == "ok", version
+    assert page.locator(".chain").get_attribute("data-chain") == "ok"
+    assert "recomputed in this browser" in page.locator(".chain").inner_text()
+
+
+def test_a_tampered_export_breaks_the_chain_from_that_step_on(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """The export rewritten on its way in (one landing moved to another stem): the chain, as
+    fairness.js recomputes it, breaks there; steps before it still check out."""
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    landing = next(s["version"] for s in steps["steps"] if s["kind"] == "landing")
+
+    def tamper(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        row = body["events"][landing - 1]
+        row["data"]["stem"] = row["data"]["stem"] % 4 + 1
+        route.fulfill(response=response, body=json.dumps(body))
+
+    page.route(f"**/games/{gid}/export", tamper)
+    open_replay(page, rigged_url, person, gid)
+    page.wait_for_function(CHAIN_SETTLED)
+    assert page.locator(".chain").get_attribute("data-chain") == "failed"
+    assert f"v{landing}" in page.locator(".chain").inner_text()
+    assert _check_at(page, landing - 1) == "ok"
+    assert _check_at(page, landing) == "failed"
+    assert _check_at(page, landing + 1) == "failed"
+
+
+@pytest.mark.parametrize("what", ["data", "hash"])
+def test_a_tampered_answer_fails_its_step_check(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str], what: str
+) -> None:
+    """One version's answer rewritten on its way in (its event's data, or its hash): that step
+    fails the check and says why; its neighbours still pass."""
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")
+    sixth = next(s["version"] for s in steps["steps"] if s["kind"] == "sixth_bee")
+
+    def tamper(route: Any) -> None:
+        response = route.fetch()
+        body = response.json()
+        if what == "data":
+            body["event"]["data"]["taken"] = [*sorted(body["event"]["data"]["taken"])[1:], 99]
+        else:
+            body["event"]["hash"] = "0" * 64
+        route.fulfill(response=response, body=json.dumps(body))
+
+    page.route(f"**/games/{gid}/states/{sixth}", tamper)
+    open_replay(page, rigged_url, person, gid)
+    page.wait_for_function(CHAIN_SETTLED)
+    assert _check_at(page, sixth) == "failed"
+    text = page.locator(".step-check").inner_text()
+    assert ("is not the export's event" if what == "data" else "is not the chain's") in text
+    assert _check_at(page, sixth - 1) == "ok"
+    assert _check_at(page, sixth + 1) == "ok"
+
+
+def test_a_landing_bee_flies_from_the_reveal_row_to_its_stem(
+    browser: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """Stepping forward onto a landing animates the bee from its pick in the reveal row to its
+    slot; stepping back draws the state without a flight."""
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")["steps"]
+    landing = next(
+        s["version"]
+        for s in steps
+        if s["kind"] == "landing" and steps[s["version"] - 2]["kind"] == "landing"
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        open_replay(page, rigged_url, person, gid)
+        page.get_by_role("button", name=f"v{landing - 1} ", exact=False).first.click()
+        wait_position(page, landing - 1)
+        page.keyboard.press("ArrowRight")
+        wait_position(page, landing)
+        flight = page.evaluate(
+            "() => document.querySelector('.replay-stems .bee.arrived')"
+            "?.getAnimations().map(a => a.effect.getKeyframes()[0].transform)"
+        )
+        assert flight and flight[0].startswith("translate("), flight
+        page.keyboard.press("ArrowLeft")
+        wait_position(page, landing - 1)
+        assert (
+            page.evaluate(
+                "() => document.querySelector('.replay-stems .bee.arrived').getAnimations().length"
+            )
+            == 0
+        )
+    finally:
+        context.close()
