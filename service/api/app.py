@@ -23,7 +23,7 @@ from litestar.exceptions import ValidationException
 from litestar.logging.config import StructLoggingConfig
 from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme, Tag
+from litestar.openapi.spec import Components, Contact, License, SecurityScheme, Tag
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 
@@ -304,6 +304,8 @@ def openapi_config() -> OpenAPIConfig:
     return OpenAPIConfig(
         title="Swarm",
         version=__version__,
+        license=License(name="MIT", identifier="MIT"),
+        contact=Contact(name="The Swarm maintainers"),
         tags=TAGS,
         use_handler_docstrings=True,
         description=(

@@ -765,12 +765,15 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                     "type": "string",
                     "description": f"Server-Sent Events: each message is a `{message}`, framed "
                     "as the response's description says.",
+                    # JSON Schema's description of what the text holds once decoded.
+                    "contentMediaType": "text/event-stream",
+                    "contentSchema": {
+                        "type": "array",
+                        "items": {"$ref": REF.format(name=message)},
+                    },
                 }
                 content["text/event-stream"]["x-event-data-schema"] = {
                     "$ref": REF.format(name=union)
-                }
-                content["text/event-stream"]["x-message-schema"] = {
-                    "$ref": REF.format(name=message)
                 }
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]
