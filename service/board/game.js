@@ -194,7 +194,7 @@ export class GameScreen {
           this.drawStems({ flash: { stem: d.stem, text: `${this.who(d.seat)} took ${stingWord(pileStings(took))}` } });
           this.drawScores();
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
-            this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
+            this.notice(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
           }
           if (motionMs(700)) await sleep(motionMs(700));
         } else {
@@ -206,7 +206,7 @@ export class GameScreen {
       }
       case "pick_confirmed":
         if (d.seat === you && d.by_clock && d.by_clock !== "none") {
-          this.notices.push(
+          this.notice(
             d.by_clock === "tapped"
               ? `⏱ Your bee ${d.bee} flew because the clock ran out (it was the one you tapped).`
               : `⏱ The clock ran out and you had tapped nothing, so your lowest bee, ${d.bee}, flew.`
@@ -215,7 +215,7 @@ export class GameScreen {
         }
         break;
       case "seat_left":
-        this.notices.push(`${this.who(d.seat)} left the table: their stings no longer count.`);
+        this.notice(`${this.who(d.seat)} left the table: their stings no longer count.`);
         this.drawBanner();
         break;
       default:
@@ -672,6 +672,10 @@ export class GameScreen {
     );
   }
 
+  notice(text) {
+    this.notices.push({ turn: this.shown.turn, text });
+  }
+
   setBanner(text) {
     this.bannerOverride = text;
     this.drawBanner();
@@ -712,7 +716,11 @@ export class GameScreen {
     replace(
       this.banner,
       h("div", { class: "banner-main" }, main),
-      this.notices.slice(-2).map((n) => h("div", { class: "notice", role: "alert" }, n))
+      // This turn's and the last turn's notices, oldest first, each saying its turn.
+      this.notices
+        .filter((n) => n.turn >= v.turn - 1)
+        .slice(-2)
+        .map((n) => h("div", { class: "notice", role: "alert" }, `Turn ${n.turn} · ${n.text}`))
     );
   }
 

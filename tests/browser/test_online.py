@@ -76,6 +76,9 @@ def test_an_online_game_with_two_people_two_bees_and_the_clock(
         assert hana.locator(".hand button.bee.tapped").count() == 0
         notices = hana.locator(".banner .notice").all_inner_texts()
         assert any("clock ran out" in n for n in notices), notices
+        # At most two, each saying its turn, oldest first (issue 25, item 12).
+        turns = [int(re.match(r"Turn (\d+) · ", n).group(1)) for n in notices]  # type: ignore[union-attr]
+        assert len(notices) <= 2 and turns == sorted(turns), notices
         log = hana.locator(
             '#meadow-panel .ev[data-type="pick_confirmed"] .ev-text'
         ).all_inner_texts()
