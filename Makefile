@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +16,15 @@ run: $(VENV)/.installed
 migrate: $(VENV)/.installed
 	$(PY) -m service migrate
 
+# axe-core for the accessibility scan (tests/browser/test_accessibility.py), from its lock file;
+# without npm the scan fails and says how to install it.
+AXE := tests/browser/node_modules/.package-lock.json
+$(AXE): tests/browser/package-lock.json
+	-npm ci --prefix tests/browser --no-audit --no-fund
+
 # The browser tests (tests/browser/) need Debian's Chromium at /usr/bin/chromium; without it
 # they are skipped, and both this line and pytest's summary say so in red.
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(AXE)
 	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
 	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
 	$(PY) -m pytest -q
@@ -42,7 +48,7 @@ test-integration: $(VENV)/.installed
 test-e2e: $(VENV)/.installed
 	$(PY) -m pytest -q $(E2E_TESTS)
 
-test-browser: $(VENV)/.installed
+test-browser: $(VENV)/.installed $(AXE)
 	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
 	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
 	$(PY) -m pytest -q $(BROWSER_TESTS)
@@ -112,5 +118,7 @@ race: $(VENV)/.installed
 
 # Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
 # Chromium against a throw-away database.
+browser-deps: $(AXE)
+
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots

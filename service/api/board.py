@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from litestar import get
+from litestar import Response, get
 from litestar.datastructures import CacheControlHeader
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
@@ -49,6 +50,34 @@ def levels_module() -> str:
     return LEVELS_MODULE
 
 
+# The board keeps its bearer token in the browser's storage, so no script may run but the
+# board's own files: no inline script or style attribute in markup, nothing from another origin,
+# no framing. WebCrypto, EventSource and fetch need only 'self'.
+CONTENT_SECURITY_POLICY = "; ".join(
+    (
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    )
+)
+BOARD_HEADERS = {
+    "content-security-policy": CONTENT_SECURITY_POLICY,
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+
+
+async def _board_headers(response: Response[Any]) -> Response[Any]:
+    """Every board file (the page above all) goes out with the policy."""
+    response.headers.update(BOARD_HEADERS)
+    return response
+
+
 def board_router() -> Router:
     """`/` serves `index.html`; `/board.js` and the rest are the files beside it (`levels_module`
     is registered beside this router: a route inside it would be shadowed by the files)."""
@@ -59,4 +88,5 @@ def board_router() -> Router:
         name="board",
         include_in_schema=False,
         cache_control=CacheControlHeader(no_cache=True),
+        after_request=_board_headers,
     )

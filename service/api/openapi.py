@@ -714,7 +714,8 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     for _path, _method, operation in _operations(document):
         op_id = operation["operationId"]
         operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
-        operation.setdefault("security", [])
+        security = operation.setdefault("security", [])
+        operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
             if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETERS:
                 parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
@@ -765,12 +766,15 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                     "type": "string",
                     "description": f"Server-Sent Events: each message is a `{message}`, framed "
                     "as the response's description says.",
+                    # JSON Schema's description of what the text holds once decoded.
+                    "contentMediaType": "text/event-stream",
+                    "contentSchema": {
+                        "type": "array",
+                        "items": {"$ref": REF.format(name=message)},
+                    },
                 }
                 content["text/event-stream"]["x-event-data-schema"] = {
                     "$ref": REF.format(name=union)
-                }
-                content["text/event-stream"]["x-message-schema"] = {
-                    "$ref": REF.format(name=message)
                 }
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]

@@ -357,6 +357,31 @@ CATALOGUE: dict[str, Entry] = {
 }
 
 
+class ProblemField(msgspec.Struct, kw_only=True):
+    """One part of the request that was refused.
+
+    Attributes:
+        message: What is wrong with it.
+        key: Which field or parameter, when known.
+        source: Where it was: `body`, `query`, `path`, `header` or `cookie`, when known.
+    """
+
+    message: str
+    key: str | None = None
+    source: str | None = None
+
+
+def _fields(extra: Any) -> list[dict[str, Any]]:
+    """The framework's `extra` as a list of `ProblemField`s."""
+    items = extra if isinstance(extra, list) else [extra]
+    return [
+        {k: v for k, v in item.items() if k in ("message", "key", "source")}
+        if isinstance(item, dict) and "message" in item
+        else {"message": str(item)}
+        for item in items
+    ]
+
+
 class Problem(msgspec.Struct, kw_only=True):
     """An RFC 9457 problem details object (`application/problem+json`): every 4xx and 5xx.
 
@@ -367,8 +392,8 @@ class Problem(msgspec.Struct, kw_only=True):
         detail: What went wrong this time, for a person to read.
         code: The problem's code (the end of `type`): switch on it. Every code is listed in
             docs/errors.md with what to do.
-        extra: More about the problem, when the framework gives it (for example which
-            parameter failed validation).
+        extra: Which parts of the request were refused and why, when known (for example
+            which parameter failed validation).
     """
 
     type: str = "about:blank"
@@ -376,7 +401,7 @@ class Problem(msgspec.Struct, kw_only=True):
     status: int
     detail: str | None = None
     code: Annotated[str, msgspec.Meta(extra_json_schema={"enum": sorted(CATALOGUE)})]
-    extra: Any | None = None
+    extra: list[ProblemField] | None = None
 
 
 def problem(
@@ -387,7 +412,7 @@ def problem(
         type_=f"urn:swarm:problem:{code}",
         title=title,
         detail=detail,
-        extra={"code": code} if extra is None else {"code": code, "extra": extra},
+        extra={"code": code} if extra is None else {"code": code, "extra": _fields(extra)},
         headers=dict(headers) or None,
     )
 
@@ -434,7 +459,7 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
         title=title,
         detail=title,
         headers=headers or None,
-        extra={"code": code, "extra": exc.extra} if exc.extra else {"code": code},
+        extra={"code": code, "extra": _fields(exc.extra)} if exc.extra else {"code": code},
     )
     return pd
 

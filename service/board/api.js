@@ -221,6 +221,7 @@ export const api = {
   getGame: (id) => call("GET", `/games/${id}`),
   exportGameText: (id) => callText(`/games/${id}/export`),
   gameStreamTicket: (id) => call("POST", `/games/${id}/stream-tickets`),
+  tableStreamTicket: (id) => call("POST", `/tables/${id}/stream-tickets`),
   move: (id, move) => call("POST", `/games/${id}/moves`, { move_id: moveId(), ...move }),
   listGameEvents: (id, after = 0, limit = 200) =>
     call("GET", `/games/${id}/events?${q({ after, limit })}`),
@@ -395,9 +396,110 @@ function pollGame(gameId, after, { onEvents, onError, onRecover, interval = 700 
   };
 }
 
-// A table as getTable shows it, whenever it changes (no table-event listing exists, and the
-// table stream needs the same ticket as the game's: issue 11).
-export function watchTable(tableId, { onTable, onError, interval = 1000 }) {
+// A table as getTable shows it, whenever it changes: followed by its stream (streamTableEvents,
+// with a stream ticket as for a game), each event asking getTable once, a burst of events once.
+// Without EventSource it polls getTable. The lobby (listTables) keeps polling.
+const TABLE_EVENT_TYPES = [
+  "table_opened", "seat_taken", "buy_in_held", "buy_in_returned", "seat_freed", "host_changed",
+  "game_prepared", "seed_contributed", "seed_committed", "seeds_closed", "seed_revealed",
+  "seed_withheld", "game_opened", "pot_formed", "pot_settled", "game_finished", "table_closed",
+];
+
+export function watchTable(tableId, handlers) {
+  if (typeof EventSource === "undefined") return pollTable(tableId, handlers);
+  const { onTable, onError } = handlers;
+  let stopped = false;
+  let source = null;
+  let seen = null;
+  let last = 0;
+  let failures = 0;
+  let timer = null;
+  let running = false;
+  let again = false;
+
+  async function refresh() {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = true;
+    try {
+      const table = await api.getTable(tableId);
+      const key = JSON.stringify([table.status, table.seats, table.games, table.host, table.next_game, table.game?.phase]);
+      if (key !== seen && !stopped) {
+        seen = key;
+        onTable(table);
+      }
+    } catch (problem) {
+      if (onError && !stopped) onError(problem);
+      if ([401, 403, 404].includes(problem.status)) stop();
+    } finally {
+      running = false;
+    }
+    if (again) {
+      again = false;
+      refresh();
+    }
+  }
+
+  // A burst of events (the replay of the log on opening, a game's end) asks getTable once.
+  let soon = null;
+  const refreshSoon = () => {
+    clearTimeout(soon);
+    soon = setTimeout(refresh, 60);
+  };
+  const receive = (message) => {
+    const version = Number(message.lastEventId);
+    if (Number.isFinite(version) && version > last) last = version;
+    failures = 0;
+    refreshSoon();
+  };
+
+  async function open() {
+    if (stopped) return;
+    source?.close();
+    source = null;
+    let ticket;
+    try {
+      ticket = await api.tableStreamTicket(tableId);
+    } catch (problem) {
+      return retry(problem);
+    }
+    if (stopped) return;
+    source = new EventSource(`${ticket.stream_url}${ticket.stream_url.includes("?") ? "&" : "?"}after=${last}`);
+    for (const type of TABLE_EVENT_TYPES) source.addEventListener(type, receive);
+    source.onmessage = receive;
+    source.onopen = () => refreshSoon(); // whatever changed while the stream was closed
+    source.onerror = () => {
+      if (source?.readyState === EventSource.CLOSED) retry(new Problem(0, null));
+    };
+  }
+
+  function retry(problem) {
+    failures += 1;
+    if (onError && !stopped && failures >= 2) onError(problem);
+    if ([401, 403, 404].includes(problem.status)) return;
+    clearTimeout(timer);
+    timer = setTimeout(open, Math.min(500 * 2 ** failures, 4000));
+  }
+
+  function stop() {
+    stopped = true;
+    clearTimeout(timer);
+    clearTimeout(soon);
+    source?.close();
+    source = null;
+  }
+
+  refresh();
+  open();
+  return { stop, poke: refresh };
+}
+
+// The same by polling getTable, for browsers without EventSource.
+function pollTable(tableId, { onTable, onError, interval = 1000 }) {
+
   let stopped = false;
   let timer = null;
   let seen = null;

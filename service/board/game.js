@@ -3,7 +3,7 @@
 // animates the difference from the game's events: the picks revealed low → high, then the bees
 // flying in one at a time, lowest first.
 
-import { api, followGame, newClientSeed, savePlace, watchTable } from "./api.js";
+import { api, followGame, newClientSeed, savePlace, session, watchTable } from "./api.js";
 import { h, motionMs, plural, replace, sleep } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
 import { pileStings, stingWord, stings } from "./stings.js";
@@ -19,6 +19,7 @@ export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
     tag,
     {
       class: ["bee", `s${n}`, attrs.class],
+      role: tag === "button" ? undefined : "img", // a card that is not a button is a picture of a bee
       "aria-label": label ?? `Bee ${bee}, ${stingWord(n)}`,
       ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")),
     },
@@ -49,6 +50,10 @@ export class GameScreen {
     replace(container, this.root);
     const view = await api.getGame(this.gameId);
     this.table = await api.getTable(view.table_id).catch(() => null);
+    // An account at an online game: its coins, XP and badges now, to say what the game paid.
+    if (this.table?.mode === "online" && view.you && view.phase !== "ended" && session()?.registered) {
+      this.before = await api.me().catch(() => null);
+    }
     this.mode = this.table?.mode ?? "solo";
     this.clock = this.table?.clock ?? null;
     if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
@@ -189,7 +194,7 @@ export class GameScreen {
           this.drawStems({ flash: { stem: d.stem, text: `${this.who(d.seat)} took ${stingWord(pileStings(took))}` } });
           this.drawScores();
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
-            this.notices.push(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
+            this.notice(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
           }
           if (motionMs(700)) await sleep(motionMs(700));
         } else {
@@ -201,7 +206,7 @@ export class GameScreen {
       }
       case "pick_confirmed":
         if (d.seat === you && d.by_clock && d.by_clock !== "none") {
-          this.notices.push(
+          this.notice(
             d.by_clock === "tapped"
               ? `⏱ Your bee ${d.bee} flew because the clock ran out (it was the one you tapped).`
               : `⏱ The clock ran out and you had tapped nothing, so your lowest bee, ${d.bee}, flew.`
@@ -210,7 +215,7 @@ export class GameScreen {
         }
         break;
       case "seat_left":
-        this.notices.push(`${this.who(d.seat)} left the table: their stings no longer count.`);
+        this.notice(`${this.who(d.seat)} left the table: their stings no longer count.`);
         this.drawBanner();
         break;
       default:
@@ -373,6 +378,7 @@ export class GameScreen {
 
   onEnded() {
     this.meadow.verify().then(() => this.drawResult());
+    if (this.before) this.learnPaid();
     // Whether Play again can work depends on the table now (who is still seated, closed or not).
     if (this.table) {
       api
@@ -666,6 +672,10 @@ export class GameScreen {
     );
   }
 
+  notice(text) {
+    this.notices.push({ turn: this.shown.turn, text });
+  }
+
   setBanner(text) {
     this.bannerOverride = text;
     this.drawBanner();
@@ -706,7 +716,11 @@ export class GameScreen {
     replace(
       this.banner,
       h("div", { class: "banner-main" }, main),
-      this.notices.slice(-2).map((n) => h("div", { class: "notice", role: "alert" }, n))
+      // This turn's and the last turn's notices, oldest first, each saying its turn.
+      this.notices
+        .filter((n) => n.turn >= v.turn - 1)
+        .slice(-2)
+        .map((n) => h("div", { class: "notice", role: "alert" }, `Turn ${n.turn} · ${n.text}`))
     );
   }
 
@@ -863,6 +877,7 @@ export class GameScreen {
         ),
         h("h2", { id: "result-title", tabindex: "-1" }, headline),
         h("p", { class: "reason" }, reason),
+        this.paidLines(),
         h(
           "ol",
           { class: "standings" },
@@ -895,6 +910,56 @@ export class GameScreen {
             : h("button", { class: "secondary", onclick: () => this.leaveToLobby() }, "Back to the lobby")
         )
       )
+    );
+  }
+
+  // What the game paid: the profile now against the profile before it (read when the game was
+  // opened, its buy-in already in the pot). Coins and XP move through the table's outbox just
+  // after the end, so ask a few times until something has arrived.
+  async learnPaid() {
+    const total = (p) => p.coins.balance + p.coins.held;
+    const key = (p) => p && `${total(p)}/${p.xp}/${p.badges.length}`;
+    let now = null;
+    let last = key(this.before);
+    // The pot, the reward and the XP may land one by one: until two reads agree after a change.
+    for (let i = 0, changed = false; i < 12; i++) {
+      await sleep(i ? 600 : 250);
+      now = (await api.me().catch(() => null)) ?? now;
+      if (!now) continue;
+      if (changed && key(now) === last) break;
+      changed ||= key(now) !== key(this.before);
+      last = key(now);
+    }
+    if (!now) return;
+    const had = new Set(this.before.badges.map((b) => b.name));
+    this.paid = {
+      coins: total(now) - total(this.before),
+      balance: now.coins.balance,
+      xp: now.xp - this.before.xp,
+      badges: now.badges.filter((b) => !had.has(b.name)),
+    };
+    this.drawResult();
+  }
+
+  paidLines() {
+    const p = this.paid;
+    if (!p) return this.before ? h("p", { class: "paid hint" }, "⏳ Counting what the game paid…") : null;
+    const r = this.shown.result;
+    const stake = this.table?.stake && this.table.games?.[0] === this.gameId ? this.table.stake : 0;
+    let coins;
+    if (p.coins > 0) {
+      coins = `💰 +${p.coins} coins${r.reason === "abandoned" ? " (your buy-in back)" : " from this game"}`;
+    } else if (stake) {
+      coins = r.winners.includes(this.shown.you) ? "💰 The pot is on its way" : `💰 Your ${stake} buy-in stayed in the pot`;
+    } else {
+      coins = "💰 No coins: a game without a buy-in";
+    }
+    return h(
+      "ul",
+      { class: "paid", "aria-label": "What the game paid you" },
+      h("li", {}, coins, ` · balance ${p.balance}`),
+      h("li", {}, p.xp > 0 ? `⭐ +${p.xp} XP` : "⭐ No XP for this game"),
+      p.badges.map((b) => h("li", {}, `🏅 New badge: ${b.name.replaceAll("_", " ")}`))
     );
   }
 

@@ -296,8 +296,9 @@ export class ReplayScreen {
       h("p", { class: "replay-step", "aria-live": "polite", dataset: { kind: step.kind } }, step.text)
     );
     this.drawSeats();
-    this.drawStems(animate);
+    this.drawStems();
     this.drawReveal();
+    if (animate) this.fly(step);
     this.drawBanner();
     this.drawStepCheck();
     for (const li of this.logBox.querySelectorAll("li.step")) {
@@ -305,7 +306,11 @@ export class ReplayScreen {
       li.classList.toggle("current", here);
       if (here) {
         li.setAttribute("aria-current", "step");
-        li.scrollIntoView({ block: "nearest" });
+        // Scroll the list only, never the page (on a phone the list is far below).
+        const box = this.logBox;
+        if (li.offsetTop < box.scrollTop || li.offsetTop + li.offsetHeight > box.scrollTop + box.clientHeight) {
+          box.scrollTop = li.offsetTop - box.clientHeight / 2;
+        }
       } else li.removeAttribute("aria-current");
     }
   }
@@ -352,7 +357,7 @@ export class ReplayScreen {
     );
   }
 
-  drawStems(animate) {
+  drawStems() {
     const a = this.answer;
     const step = a.step;
     const choice = a.view.choice;
@@ -368,7 +373,7 @@ export class ReplayScreen {
             h(
               "div",
               { class: ["slot", k < bees.length && "filled"] },
-              k < bees.length ? beeCard(bees[k], stem.bee_stings[k], { cls: arrived && animate ? "arrive" : arrived ? "arrived" : null }) : null
+              k < bees.length ? beeCard(bees[k], stem.bee_stings[k], { cls: arrived ? "arrived" : null }) : null
             )
           );
         }
@@ -390,6 +395,20 @@ export class ReplayScreen {
           took ? h("div", { class: "replay-took" }, `${this.nameOf(step.seat)} took ${step.taken.join(" ")} (${word(step.taken_stings)})`) : null
         );
       })
+    );
+  }
+
+  // A step forward that landed a bee: it flies from its place in the reveal row to its stem.
+  fly(step) {
+    if (!FLIGHTS.has(step.kind) || step.kind === "too_low" || step.stem == null) return;
+    const target = this.stemsBox.querySelector(`.stem[data-stem="${step.stem}"] .bee.arrived`);
+    const source = this.revealBox.querySelector(`.pick[data-seat="${step.seat}"][data-bee="${step.bee}"] .bee`);
+    if (!target || !source || !target.animate) return;
+    const from = source.getBoundingClientRect();
+    const to = target.getBoundingClientRect();
+    target.animate(
+      [{ transform: `translate(${from.left - to.left}px, ${from.top - to.top}px) scale(1.1)` }, { transform: "none" }],
+      { duration: motionMs(550), easing: "cubic-bezier(.3,.7,.4,1)" }
     );
   }
 

@@ -590,7 +590,7 @@ export async function profileScreen(app, container) {
             class: "ghost-btn",
             onclick: async () => {
               try {
-                if (p.registered) await api.logout();
+                await api.logout(); // a guest's token is revoked too, not only forgotten here
               } catch {
                 /* the token is dropped anyway */
               }

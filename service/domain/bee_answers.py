@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
-from service.domain.rules.bees import SeedFor, bee_commands, needs_decision_seeds
+from service.domain.rules.bees import SeedFor, bee_commands
 from service.domain.rules.commands import Command
 from service.domain.rules.engine import GameState, decide_and_evolve
 from service.domain.rules.events import Event
@@ -33,10 +33,6 @@ def decide_with_bees(
             if state.phase == "picking" and state.seat(pick.seat).confirmed is None:
                 apply(msgspec.structs.replace(pick, at=command.at))
     return state, events
-
-
-# Kept under its old name: whether the server seed must be at hand to play on.
-has_strong_bees = needs_decision_seeds
 
 
 def seat_of(state: GameState, player_id: str) -> int | None:

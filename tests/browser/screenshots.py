@@ -2,7 +2,8 @@
 
 Runs the real app on a throw-away database (as the tests do: DATABASE_URL, Testcontainers or
 an embedded PostgreSQL) and photographs what a person sees: setup, a turn, a too-low choice,
-the result, the Meadow log, and a phone. Deals are random, so each run shows other bees.
+the result, the Meadow log, a phone, and a turn at each of the four window sizes the board is
+held to (turn-WxH.png). Deals are random, so each run shows other bees.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from tests.deals import seeds_where
 from tests.live_server import serve
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "board"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 375, "height": 812}
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 375, "height": 740}
+# The four window sizes the board is held to (tests/browser/test_reach.py): a turn at each.
+SIZES = [(1280, 800), (1366, 768), (390, 844), (375, 740)]
 
 
 def shoot(page: Any, name: str, full_page: bool = False) -> None:
@@ -94,6 +97,27 @@ def main() -> int:
             shoot(page, "too-low")
             ctx.close()
 
+            # Mid-turn (a bee tapped, its forecast showing) at each of the four sizes, 8 seats.
+            for width, height in SIZES:
+                phone = width < 720
+                ctx = browser.new_context(
+                    viewport={"width": width, "height": height},
+                    reduced_motion="reduce",
+                    is_mobile=phone,
+                    has_touch=phone,
+                )
+                page = ctx.new_page()
+                page.goto(base + "/")
+                start_solo(page, players=8, name="Ada")
+                for _ in range(3):
+                    play_turn(page)
+                while wait_idle(page) == "choosing":
+                    play_turn(page)
+                page.locator(".hand button.bee").nth(3).click()
+                page.locator(".hand button.bee.tapped").wait_for()
+                shoot(page, f"turn-{width}x{height}")
+                ctx.close()
+
             ctx = browser.new_context(
                 viewport=PHONE,
                 reduced_motion="reduce",
@@ -110,7 +134,7 @@ def main() -> int:
                 play_turn(page)
             page.locator(".hand button.bee").nth(2).tap()
             page.locator(".hand button.bee.tapped").wait_for()
-            shoot(page, "phone", full_page=True)
+            shoot(page, "phone")
             ctx.close()
         finally:
             browser.close()

@@ -76,6 +76,9 @@ def test_an_online_game_with_two_people_two_bees_and_the_clock(
         assert hana.locator(".hand button.bee.tapped").count() == 0
         notices = hana.locator(".banner .notice").all_inner_texts()
         assert any("clock ran out" in n for n in notices), notices
+        # At most two, each saying its turn, oldest first (issue 25, item 12).
+        turns = [int(re.match(r"Turn (\d+) · ", n).group(1)) for n in notices]  # type: ignore[union-attr]
+        assert len(notices) <= 2 and turns == sorted(turns), notices
         log = hana.locator(
             '#meadow-panel .ev[data-type="pick_confirmed"] .ev-text'
         ).all_inner_texts()
@@ -154,3 +157,34 @@ def test_every_problem_code_in_the_catalogue_has_advice(page: Any) -> None:
     assert len(codes) > 40
     known = set(page.evaluate("async () => Object.keys((await import('/api.js')).ADVICE_BY_CODE)"))
     assert codes <= known, f"no advice for {sorted(codes - known)}"
+
+
+def test_a_table_is_followed_by_its_stream_not_by_polling(browser: Any, board_url: str) -> None:
+    """Issue 25, item 13: the table screen asks getTable when the table's stream says something
+    happened, not every second; a person joining shows at once."""
+    import httpx
+
+    from tests.browser.board import guest
+
+    ctx, hana = _person(browser, board_url, "Hana")
+    try:
+        asked: list[str] = []
+        hana.on(
+            "request",
+            lambda r: asked.append(r.url) if r.method == "GET" and "/tables/" in r.url else None,
+        )
+        table = _open_table(hana, turn=20, choice=10)
+        hana.get_by_text("empty seat").first.wait_for()
+        hana.wait_for_timeout(3_000)
+        polled = [u for u in asked if u.rstrip("/").endswith(table)]
+        assert len(polled) <= 2, f"getTable asked {len(polled)} times in 3 s while nothing happened"
+        assert any("/stream" in u for u in asked), "the table's stream was not opened"
+        bob = guest(board_url, "Bob")
+        httpx.post(
+            f"{board_url}/tables/{table}/seats",
+            json={},
+            headers={"authorization": f"Bearer {bob['token']}"},
+        ).raise_for_status()
+        hana.get_by_text("Bob").wait_for(timeout=3_000)
+    finally:
+        ctx.close()

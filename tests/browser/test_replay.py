@@ -202,3 +202,40 @@ def test_a_tampered_answer_fails_its_step_check(
     assert ("is not the export's event" if what == "data" else "is not the chain's") in text
     assert _check_at(page, sixth - 1) == "ok"
     assert _check_at(page, sixth + 1) == "ok"
+
+
+def test_a_landing_bee_flies_from_the_reveal_row_to_its_stem(
+    browser: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """Stepping forward onto a landing animates the bee from its pick in the reveal row to its
+    slot; stepping back draws the state without a flight."""
+    person, gid = game
+    steps = api_get(rigged_url, person, f"/games/{gid}/steps")["steps"]
+    landing = next(
+        s["version"]
+        for s in steps
+        if s["kind"] == "landing" and steps[s["version"] - 2]["kind"] == "landing"
+    )
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        open_replay(page, rigged_url, person, gid)
+        page.get_by_role("button", name=f"v{landing - 1} ", exact=False).first.click()
+        wait_position(page, landing - 1)
+        page.keyboard.press("ArrowRight")
+        wait_position(page, landing)
+        flight = page.evaluate(
+            "() => document.querySelector('.replay-stems .bee.arrived')"
+            "?.getAnimations().map(a => a.effect.getKeyframes()[0].transform)"
+        )
+        assert flight and flight[0].startswith("translate("), flight
+        page.keyboard.press("ArrowLeft")
+        wait_position(page, landing - 1)
+        assert (
+            page.evaluate(
+                "() => document.querySelector('.replay-stems .bee.arrived').getAnimations().length"
+            )
+            == 0
+        )
+    finally:
+        context.close()

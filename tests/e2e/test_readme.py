@@ -1,10 +1,11 @@
 """The README's shell blocks, run as written against a live server: the walk-throughs can't rot.
 
-Every ```sh block of README.md runs, in order, in one bash process (later blocks reuse the
-helpers of earlier ones), unless the line before it is `<!-- readme-test: skip (why) -->`. The
-only change made to them is the server's address. They run in a temporary folder (with `.venv`
-pointing at this interpreter's environment, as `make run` would have made it) and must leave no
-file there: their files go to `mktemp -d`, which lands in the test's own temporary folder.
+Every ```sh block of README.md runs, in order, each alone in a fresh bash process (as a reader
+pastes it into a new terminal: nothing carries over from the block before), unless the line
+before it is `<!-- readme-test: skip (why) -->`. The only change made to them is the server's
+address. They run in an empty temporary folder (no `.venv`: the audit uses the installed
+`swarm`, on PATH as after `pip install`) and must leave no file there: their files go to
+`mktemp -d`, which lands in the test's own temporary folder.
 
 Lines `#> …` under a command show what it prints. Each must match a line the block really
 printed (those inside an `if` or marked "(when too low)", only in a game where a bee of a person
@@ -108,10 +109,6 @@ class Run:
     stderr: str
 
 
-def _marker(i: int) -> str:
-    return f"@@readme-block-{i}@@"
-
-
 @pytest.fixture(scope="module")
 def readme_run(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     # Seat 1 is dealt bee 1, so the solo walk-through's first bee is too low and every line of
@@ -123,11 +120,6 @@ def readme_run(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
     try:
         folder = tmp_path_factory.mktemp("readme-cwd")
         tmp = tmp_path_factory.mktemp("readme-tmp")
-        (folder / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
-        parts = ["set -euo pipefail"]
-        for i, block in enumerate(RUN):
-            parts += [f"echo {_marker(i)}", block.code.replace(README_API, f"API={base}")]
-        parts.append(f"echo {_marker(len(RUN))}")
         env = {
             **os.environ,
             "TMPDIR": str(tmp),
@@ -136,28 +128,27 @@ def readme_run(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> I
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYTHONPATH": str(README.parent),
         }
-        done = subprocess.run(
-            ["bash", "-c", "\n".join(parts)],
-            cwd=folder,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
-        lines = done.stdout.splitlines()
         outputs: dict[str, list[str]] = {}
-        for i, block in enumerate(RUN):
-            start, end = _marker(i), _marker(i + 1)
-            assert start in lines, f"block {block.heading!r} never ran:\n{done.stderr}"
-            assert end in lines, (
-                f"block {block.heading!r} failed (exit {done.returncode}):\n"
-                + "\n".join(lines[lines.index(start) + 1 :])
+        errors: list[str] = []
+        for block in RUN:
+            code = block.code.replace(README_API, f"API={base}")
+            done = subprocess.run(
+                ["bash", "-c", f"set -euo pipefail\n{code}"],
+                cwd=folder,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=240,
+            )
+            assert done.returncode == 0, (
+                f"block {block.heading!r} failed alone (exit {done.returncode}):\n"
+                + done.stdout
                 + f"\n--- stderr ---\n{done.stderr}"
             )
-            outputs[block.heading] = lines[lines.index(start) + 1 : lines.index(end)]
-        assert done.returncode == 0, done.stderr
-        leftovers = sorted(p.name for p in folder.iterdir() if p.name != ".venv")
-        yield Run(outputs, leftovers, done.stderr)
+            outputs[block.heading] = done.stdout.splitlines()
+            errors.append(done.stderr)
+        leftovers = sorted(p.name for p in folder.iterdir())
+        yield Run(outputs, leftovers, "".join(errors))
     finally:
         next(server, None)  # stops the server
 
@@ -261,6 +252,33 @@ def test_every_sample_line_is_what_the_block_prints(readme_run: Run, block: Bloc
 
 def test_the_walk_throughs_write_nothing_where_they_run(readme_run: Run) -> None:
     assert readme_run.leftovers == []
+
+
+def test_a_failed_step_shows_the_problem_not_a_traceback() -> None:
+    """The helpers print an error answer as `status code: detail` and fail (issue 27: a 429 on
+    createGuest used to surface as `KeyError: 'token'`)."""
+    for block in RUN:
+        helpers = block.code[block.code.index("field() {") : block.code.index("show() {")]
+        helpers += block.code[block.code.index("show() {") :].split("\n", 1)[0]
+        problem = json.dumps(
+            {
+                "type": "urn:swarm:problem:too-many-sign-ups",
+                "title": "Too many new players from this address",
+                "status": 429,
+                "detail": "Try again in 3600 seconds.",
+                "code": "too-many-sign-ups",
+            }
+        )
+        for use in ("field token", "show phase"):
+            done = subprocess.run(
+                ["bash", "-c", f"{helpers}\n{use}"],
+                input=problem,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert done.returncode != 0 and done.stdout == "", (block.heading, use, done)
+            assert done.stderr.strip() == "429 too-many-sign-ups: Try again in 3600 seconds."
 
 
 # --- what the output means -----------------------------------------------------------------

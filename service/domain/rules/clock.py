@@ -47,8 +47,14 @@ def nobody_picking(seats: Iterable[SeatState]) -> bool:
 def is_idle_turn(seats: Iterable[SeatState], played: Mapping[int, int]) -> bool:
     """A revealed turn was idle: it has people's picks (`played`: seat → bee) and the clock
     chose every one of them as the seat's lowest bee, because nobody was picking."""
-    people = [s for s in seats if s.info.kind != "bee" and s.info.seat in played]
-    return bool(people) and all(s.by_clock == "lowest" for s in people)
+    people = False
+    for seat in seats:  # a loop, not two comprehensions: it runs at every reveal
+        info = seat.info
+        if info.kind != "bee" and info.seat in played:
+            if seat.by_clock != "lowest":
+                return False
+            people = True
+    return people
 
 
 def abandons(seats: Iterable[SeatState], idle_turns: int) -> bool:

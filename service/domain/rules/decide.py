@@ -179,7 +179,7 @@ def _require_in_hand(seat: SeatState, bee: int) -> None:
 
 class _Cascade(Folding):
     """The events of one decision, each applied as it is emitted, so that each rule reads the
-    state so far (`self.state`, `self.seats`, `self.stems`, `self.in_flight`)."""
+    state so far (its attributes, and `self.state` for the rest)."""
 
     __slots__ = ("at", "events")
 
@@ -200,7 +200,7 @@ class _Cascade(Folding):
 
     def take(self, stem: int, chosen_by: Chooser) -> _Cascade:
         """The pending too-low bee takes `stem`; the rest of the turn's bees fly on."""
-        pending = self.state.pending
+        pending = self.pending
         assert pending is not None
         taken = self.stems[stem - 1]
         self.emit(
@@ -215,7 +215,7 @@ class _Cascade(Folding):
         self.emit(SeatLeft(seat=seat))
         people = [s for s in self.seats if not s.is_bee]
         staying = [s for s in people if s.playing]
-        phase, pending = self.state.phase, self.state.pending
+        phase, pending = self.phase, self.pending
         if len(staying) == 0:
             self.end("abandoned", winners=())
         elif len(staying) == 1 and len(people) > 1:
@@ -252,11 +252,11 @@ class _Cascade(Folding):
         Choice clock (phase choosing): the cheapest stem is taken for the choosing seat
         (`chosen_by="clock"`), then the rest of the turn's bees fly.
         """
-        at, state = self.at, self.state
-        if state.deadline is None or state.deadline != deadline or at is None or at < deadline:
+        at = self.at
+        if self.deadline is None or self.deadline != deadline or at is None or at < deadline:
             return self
-        if state.phase == "picking":
-            if abandons(self.seats, state.idle_turns):
+        if self.phase == "picking":
+            if abandons(self.seats, self.idle_turns):
                 self.end("abandoned", winners=())
                 return self
             for seat in list(self.seats):
@@ -264,7 +264,7 @@ class _Cascade(Folding):
                     bee, by_clock = clock_play(seat)
                     self.emit(PickConfirmed(seat=seat.number, bee=bee, by_clock=by_clock))
             self.reveal()
-        elif state.phase == "choosing" and state.pending is not None:
+        elif self.phase == "choosing" and self.pending is not None:
             self.take(too_low_stem(self.stems), chosen_by="clock")
         return self
 
@@ -278,7 +278,7 @@ class _Cascade(Folding):
                 return
             picks.append((seat.confirmed, seat.info.seat))
         picks.sort()
-        turn = self.state.turn
+        turn = self.turn
         self.emit(PicksRevealed(turn=turn, picks=tuple([Pick(seat=s, bee=b) for b, s in picks])))
         self.fly()
 
@@ -301,11 +301,13 @@ class _Cascade(Folding):
                 self.emit(
                     StemTaken(seat=seat, bee=bee, stem=cheapest, taken=taken, chosen_by=chooser)
                 )
-            elif is_sixth(stems[stem - 1]):
-                self.emit(BeeLanded(seat=seat, bee=bee, stem=stem, taken=stems[stem - 1]))
             else:
-                self.emit(BeeLanded(seat=seat, bee=bee, stem=stem))
-        turn = self.state.turn
+                on = stems[stem - 1]
+                landed = BeeLanded(seat=seat, bee=bee, stem=stem, taken=on if is_sixth(on) else ())
+                self.events.append(landed)  # `emit`, inline: the commonest event of a cascade
+                self.version += 1
+                self._bee_landed(landed)
+        turn = self.turn
         if turn >= TURNS:
             self.end("finished", winners_of(self.seats))
         else:

@@ -26,13 +26,13 @@ from service.domain.rules.state import SeatState, Stem, Stems
 
 def landing_stem(stems: Sequence[Sequence[int]], bee: int) -> int | None:
     """The stem (1–4) whose top bee is lower than `bee` and closest to it; None if too low."""
-    best: int | None = None
-    best_top = 0
-    for number, stem in enumerate(stems, start=1):
+    best = best_top = number = 0
+    for stem in stems:  # a counter, not enumerate: this runs for every bee that flies
+        number += 1  # noqa: SIM113
         top = stem[-1]
         if best_top < top < bee:
             best, best_top = number, top
-    return best
+    return best or None
 
 
 def is_sixth(stem: Sequence[int]) -> bool:
@@ -43,12 +43,15 @@ def is_sixth(stem: Sequence[int]) -> bool:
 def too_low_stem(stems: Sequence[Sequence[int]], stings: Sequence[int] | None = None) -> int:
     """The stem (1–4) a too-low bee takes when nobody chooses (seed §5): the fewest stings, then
     the fewest bees, then the lowest number. `stings`, each stem's stings, if already known."""
-    best = best_stings = best_bees = 0
-    for index, bees in enumerate(stems):
-        cost = stings[index] if stings is not None else pile_stings(bees)
-        if not best or cost < best_stings or (cost == best_stings and len(bees) < best_bees):
-            best, best_stings, best_bees = index + 1, cost, len(bees)
-    return best
+    if stings is None:
+        stings = [pile_stings(stem) for stem in stems]
+    best = 0
+    for index in range(1, len(stems)):
+        if stings[index] < stings[best] or (
+            stings[index] == stings[best] and len(stems[index]) < len(stems[best])
+        ):
+            best = index
+    return best + 1
 
 
 cheapest_stem = too_low_stem  # the name the views, the bees and the docs use

@@ -7,13 +7,13 @@ it emits through this same applier (`Folding.emit`) and never changes the state 
 
 Why a working copy: a game is about 60 events, and building an immutable `GameState` for each
 would cost most of a rebuild. The seats and stems are lists while events change them (each seat
-still an immutable `SeatState`, replaced when it changes), the picks in flight a tuple, and the
-rest of the state a `GameState` replaced only by the few events that change those fields.
+still an immutable `SeatState`, replaced when it changes), the turn's fields plain attributes,
+and the rest of the state a `GameState` replaced only by the few events that change it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from msgspec.structs import replace
@@ -36,7 +36,7 @@ from service.domain.rules.events import (
     StemTaken,
     TurnStarted,
 )
-from service.domain.rules.state import GameState, SeatState, Stem, initial_state
+from service.domain.rules.state import GameState, Phase, SeatState, Stem, initial_state
 
 
 def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState:
@@ -48,34 +48,90 @@ def fold(events: Iterable[Event], state: GameState = initial_state) -> GameState
 
 
 def evolve(state: GameState, event: Event) -> GameState:
-    """The state after one event: `fold((event,), state)`."""
+    """The state after one event: `fold((event,), state)`. A confirmed pick, the commonest event
+    of all, changes one seat: it is applied by the same `_confirmed` without a working copy."""
+    if type(event) is PickConfirmed:
+        seats = list(state.seats)
+        seats[event.seat - 1] = _confirmed(seats[event.seat - 1], event)
+        return replace(state, seats=tuple(seats), version=state.version + 1)
     work = Folding(state)
     work.apply(event)
     return work.freeze()
 
 
-class Folding:
-    """A `GameState` being changed by events in place, never seen outside the rules."""
+def _confirmed(seat: SeatState, event: PickConfirmed) -> SeatState:
+    """A seat after its pick is confirmed (by the seat, or by the clock)."""
+    return replace(seat, tapped=event.bee, confirmed=event.bee, by_clock=event.by_clock)
 
-    __slots__ = ("in_flight", "seats", "state", "stems", "version")
+
+class Folding:
+    """A `GameState` being changed by events in place, never seen outside the rules.
+
+    The fields events change most are attributes here (the seats and stems, lists once an event
+    changes them; the picks in flight; the turn, its phase, deadline, revealed picks, idle count
+    and pending choice); the rest stay in `state`, replaced by the few events that change them.
+    `freeze` builds the one `GameState` at the end."""
+
+    __slots__ = (
+        "deadline",
+        "idle_turns",
+        "in_flight",
+        "pending",
+        "phase",
+        "revealed",
+        "seats",
+        "state",
+        "stems",
+        "turn",
+        "version",
+    )
 
     def __init__(self, state: GameState) -> None:
-        self.state = state  # every field but the four below, replaced when an event changes one
-        self.seats = list(state.seats)
-        self.stems: list[Stem] = list(state.stems)
+        self.state = state
+        # The seats and stems stay the state's tuples until an event changes one of them
+        # (`_seats`, `_stems`): most events change only one of the two.
+        self.seats: Sequence[SeatState] = state.seats
+        self.stems: Sequence[Stem] = state.stems
         self.in_flight = state.in_flight
         self.version = state.version
+        self.turn = state.turn
+        self.phase: Phase = state.phase
+        self.deadline = state.deadline
+        self.revealed = state.revealed
+        self.idle_turns = state.idle_turns
+        self.pending = state.pending
 
     def freeze(self) -> GameState:
-        if self.version == self.state.version:
-            return self.state  # nothing applied
+        state = self.state
+        if self.version == state.version:
+            return state  # nothing applied
         return replace(
-            self.state,
+            state,
             seats=tuple(self.seats),
             stems=tuple(self.stems),
             in_flight=self.in_flight,
+            turn=self.turn,
+            phase=self.phase,
+            deadline=self.deadline,
+            revealed=self.revealed,
+            idle_turns=self.idle_turns,
+            pending=self.pending,
             version=self.version,
         )
+
+    def _seats(self) -> list[SeatState]:
+        """The seats, to change in place."""
+        seats = self.seats
+        if type(seats) is not list:
+            seats = self.seats = list(seats)
+        return seats
+
+    def _stems(self) -> list[Stem]:
+        """The stems, to change in place."""
+        stems = self.stems
+        if type(stems) is not list:
+            stems = self.stems = list(stems)
+        return stems
 
     def apply(self, event: Event) -> None:
         """Record `event`. Dispatched on the exact type through `_APPLY`: `isinstance` (and so
@@ -100,88 +156,98 @@ class Folding:
             self.state,
             game_id=event.game_id,
             table_id=event.table_id,
-            phase="dealt",
             clock=event.clock,
             proof=event.proof,
         )
+        self.phase = "dealt"
 
     def _turn_started(self, event: TurnStarted) -> None:
         seats = self.seats
         for index, seat in enumerate(seats):
             if seat.tapped is not None or seat.confirmed is not None or seat.by_clock != "none":
+                seats = self._seats()
                 seats[index] = replace(seat, tapped=None, confirmed=None, by_clock="none")
-        self.state = replace(self.state, turn=event.turn, phase="picking", deadline=event.deadline)
+        self.turn = event.turn
+        self.phase = "picking"
+        self.deadline = event.deadline
 
     def _bee_tapped(self, event: BeeTapped) -> None:
+        seats = self._seats()
         index = event.seat - 1
-        self.seats[index] = replace(self.seats[index], tapped=event.bee)
+        seats[index] = replace(seats[index], tapped=event.bee)
 
     def _pick_confirmed(self, event: PickConfirmed) -> None:
+        seats = self.seats
+        if type(seats) is not list:  # `_seats()`, inline: the commonest event
+            seats = self.seats = list(seats)
         index = event.seat - 1
-        self.seats[index] = replace(
-            self.seats[index], tapped=event.bee, confirmed=event.bee, by_clock=event.by_clock
-        )
+        seats[index] = _confirmed(seats[index], event)
 
     def _picks_revealed(self, event: PicksRevealed) -> None:
         """Each pick leaves its seat's hand and flies, lowest first; the turn may be idle."""
-        seats = self.seats
+        seats = self._seats()
         played = {pick.seat: pick.bee for pick in event.picks}
         idle = is_idle_turn(seats, played)
         for index, seat in enumerate(seats):
             bee = played.get(seat.info.seat)
-            if bee is not None or seat.tapped is not None or seat.confirmed is not None:
-                seats[index] = replace(
-                    seat, hand=_without(seat.hand, bee), tapped=None, confirmed=None
-                )
+            if bee is not None:
+                hand = seat.hand
+                if bee in hand:  # every copy of it leaves the hand (no deal has two)
+                    at = hand.index(bee)
+                    hand = hand[:at] + hand[at + 1 :]
+                    if bee in hand:
+                        hand = tuple(b for b in hand if b != bee)
+                seats[index] = replace(seat, hand=hand, tapped=None, confirmed=None)
+            elif seat.tapped is not None or seat.confirmed is not None:
+                seats[index] = replace(seat, tapped=None, confirmed=None)
         self.in_flight = event.picks
-        self.state = replace(
-            self.state,
-            revealed=event.picks,
-            phase="flying",
-            deadline=None,
-            idle_turns=self.state.idle_turns + 1 if idle else 0,
-        )
+        self.revealed = event.picks
+        self.phase = "flying"
+        self.deadline = None
+        self.idle_turns = self.idle_turns + 1 if idle else 0
 
     def _bee_landed(self, event: BeeLanded) -> None:
-        self._landed(event.seat, event.bee)
+        flying = self.in_flight
+        first = flying[0] if flying else None
+        if first is not None and first.seat == event.seat and first.bee == event.bee:
+            self.in_flight = flying[1:]  # `_landed`, inline: the bee that lands flew first
+        else:
+            self._landed(event.seat, event.bee)
+        stems = self.stems
+        if type(stems) is not list:  # `_stems()`, inline
+            stems = self.stems = list(stems)
         index = event.stem - 1
         if event.taken:  # the sixth bee
             self._took(event.seat, event.taken)
-            self.stems[index] = (event.bee,)
+            stems[index] = (event.bee,)
         else:
-            self.stems[index] = (*self.stems[index], event.bee)
+            stems[index] = (*stems[index], event.bee)
 
     def _stem_choice_required(self, event: StemChoiceRequired) -> None:
-        self.state = replace(
-            self.state,
-            phase="choosing",
-            pending=Pick(seat=event.seat, bee=event.bee),
-            deadline=event.deadline,
-        )
+        self.phase = "choosing"
+        self.pending = Pick(seat=event.seat, bee=event.bee)
+        self.deadline = event.deadline
 
     def _stem_taken(self, event: StemTaken) -> None:
         self._landed(event.seat, event.bee)
         self._took(event.seat, event.taken)
-        self.stems[event.stem - 1] = (event.bee,)
-        state = self.state
-        if state.phase != "flying" or state.pending is not None or state.deadline is not None:
-            self.state = replace(state, phase="flying", pending=None, deadline=None)
+        self._stems()[event.stem - 1] = (event.bee,)
+        self.phase = "flying"
+        self.pending = None
+        self.deadline = None
 
     def _seat_left(self, event: SeatLeft) -> None:
+        seats = self._seats()
         index = event.seat - 1
-        self.seats[index] = replace(
-            self.seats[index], left=True, tapped=None, confirmed=None, by_clock="none"
+        seats[index] = replace(
+            seats[index], left=True, tapped=None, confirmed=None, by_clock="none"
         )
 
     def _game_ended(self, event: GameEnded) -> None:
-        self.state = replace(
-            self.state,
-            phase="ended",
-            winners=event.winners,
-            end_reason=event.reason,
-            pending=None,
-            deadline=None,
-        )
+        self.state = replace(self.state, winners=event.winners, end_reason=event.reason)
+        self.phase = "ended"
+        self.pending = None
+        self.deadline = None
 
     def _deal_revealed(self, event: DealRevealed) -> None:
         self.state = replace(self.state, server_seed=event.server_seed)
@@ -196,9 +262,10 @@ class Folding:
             self.in_flight = tuple(p for p in flying if not (p.seat == seat and p.bee == bee))
 
     def _took(self, number: int, taken: Stem) -> None:
-        seat = self.seats[number - 1]
+        seats = self._seats()
+        seat = seats[number - 1]
         took = pile_stings(taken)
-        self.seats[number - 1] = replace(
+        seats[number - 1] = replace(
             seat,
             pile=(*seat.pile, *taken),
             stings=seat.stings + took,
@@ -221,12 +288,3 @@ _APPLY: dict[type, Callable[[Folding, Any], None]] = {
     DealCommitted: Folding._deal_committed,
     DealRevealed: Folding._deal_revealed,
 }
-
-
-def _without(hand: tuple[int, ...], bee: int | None) -> tuple[int, ...]:
-    """The hand without the bee played (every copy of it: no deal has two)."""
-    if bee is None or bee not in hand:
-        return hand
-    at = hand.index(bee)
-    rest = hand[:at] + hand[at + 1 :]
-    return rest if bee not in rest else tuple(b for b in hand if b != bee)
