@@ -1,12 +1,12 @@
-"""The service's own Prometheus metrics (request latency by operation comes from Litestar's
-PrometheusConfig, see service/api/app.py). Served at /metrics.
+"""The service's Prometheus metrics, request latency by operation included. Served at /metrics.
 
 Counters and histograms are process-wide, as prometheus_client wants; with several workers
 `swarm serve` points PROMETHEUS_MULTIPROC_DIR at a fresh directory so /metrics adds up every
 worker's figures (gauges as `livesum`: the workers alive now).
 
 Who increments what:
-* service/api/edge.py: moves, open streams, rate-limit and overload refusals, slow bodies.
+* service/api/edge.py: requests by operation (count, errors, latency, in progress), moves, open
+  streams, rate-limit and overload refusals, slow bodies.
 * service/api/admission.py: the time requests waited in the admission queue.
 * service/store/pool.py: pool waits.
 * service/usecases/retry.py: append conflicts (each stream version conflict, before its retry).
@@ -18,6 +18,22 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
+# Requests by operation, as Litestar's PrometheusConfig middleware named and labelled them (it
+# recorded them until issue 28; the edge layer does now, from what it already knows: one
+# middleware fewer on every request, measured in docs/benchmarks.md).
+HTTP_LABELS = ("method", "path", "status_code", "app_name", "operation")
+HTTP_REQUESTS = Counter("swarm_http_requests_total", "Total requests", HTTP_LABELS)
+HTTP_ERRORS = Counter(
+    "swarm_http_requests_error_total", "Total errors (5xx) in requests", HTTP_LABELS
+)
+HTTP_DURATION = Histogram(
+    "swarm_http_request_duration_seconds", "Request duration, in seconds", HTTP_LABELS
+)
+HTTP_IN_PROGRESS = Gauge(
+    "swarm_http_requests_in_progress",
+    "Requests admitted and being handled now (streams apart)",
+    multiprocess_mode="livesum",
+)
 MOVES = Counter("swarm_moves_total", "Moves accepted (submitMove answered 2xx)")
 OPEN_STREAMS = Gauge(
     "swarm_open_streams", "Server-Sent Events streams open now", multiprocess_mode="livesum"

@@ -3,8 +3,8 @@ anything, and what is admitted is served in time (docs/operations.md, "Past capa
 
 * **A concurrency limit** (`Settings.max_in_flight`): at most that many requests are being
   handled at once (streams apart). Past it a request waits in a queue, one per kind, and the
-  next free place goes to the most urgent kind waiting: a move of a game in progress before
-  anything else, sign-ups and new tables last.
+  next free place goes to the most urgent kind waiting: playing a game in progress (a move, the
+  game's view) before anything else, sign-ups and new tables last.
 * **The queue is shed by its delay, as CoDel does** (the variant of Facebook's "Fail at
   scale"): while the queue keeps emptying (it was empty within the last `INTERVAL`), a burst is
   absorbed: a request may wait up to `INTERVAL`. Once it has stood for longer than that, the
@@ -30,8 +30,8 @@ from collections.abc import Callable
 from service import metrics
 
 # The kinds of request, most urgent first.
-MOVE = 0  # a move of a game in progress
-OTHER = 1  # everything else: views, logs, tickets, leaving, play again, the board's files
+MOVE = 0  # playing a game in progress: a move, and the game's view (a player needs it to move)
+OTHER = 1  # everything else: logs, lobby, tickets, leaving, play again, the board's files
 NEW = 2  # sign-ups, logins and new tables or seats: refused first when past capacity
 KINDS = ("move", "other", "new")
 
@@ -40,6 +40,7 @@ TARGET = 0.01  # seconds a request may wait in a standing queue
 QUEUE_PER_PLACE = 4  # the queue holds at most this many requests per place of the limit
 
 _MOVE = re.compile(r"^/games/[^/]+/moves$")
+_VIEW = re.compile(r"^/games/[^/]+$")
 _NEW = re.compile(r"^/(guests|accounts|sessions|tables|solo-tables|tables/[^/]+/seats)/?$")
 # Never queued or shed: health checks and metrics (cheap, and what operators look at when busy).
 _EXEMPT = ("/health", "/metrics")
@@ -54,6 +55,8 @@ def kind_of(method: str, path: str) -> int | None:
             return NEW
     elif path.startswith(_EXEMPT):
         return None
+    elif method == "GET" and _VIEW.match(path):
+        return MOVE
     return OTHER
 
 

@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import structlog
-from litestar import Litestar, Request
+from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.di import Provide
 from litestar.exceptions import ValidationException
@@ -25,7 +25,6 @@ from litestar.middleware.rate_limit import RateLimitConfig
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, Contact, License, SecurityScheme, Tag
 from litestar.plugins.problem_details import ProblemDetailsPlugin
-from litestar.plugins.prometheus import PrometheusConfig
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 
 from service import __version__, metrics
@@ -54,8 +53,9 @@ GAMES_GAUGE_INTERVAL = 5.0
 # Closing the pool waits for connections in use; past this, they are terminated.
 POOL_CLOSE_TIMEOUT = 2.0
 # Connections of this process's own for the turn clock and the outbox relay (with the sweeper
-# of holds), never used by a request: each needs two at once (a claim, and the append).
-RESERVED_CONNECTIONS = 4
+# of holds), never used by a request: the clock's claim and the timers it fires at once
+# (clock.FIRE_AT_ONCE), the relay's claim and its delivery.
+RESERVED_CONNECTIONS = 6
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -210,17 +210,7 @@ def create_app(
         board_router(),
     ]
     if config.metrics:
-        handlers.append(Metrics)
-        middleware.append(
-            PrometheusConfig(
-                app_name="swarm",
-                prefix="swarm_http",
-                group_path=True,
-                labels={"operation": _operation},
-                exclude=[r"/stream$", "^/metrics", "^/health", "^/docs", "^/static"],
-                exclude_unhandled_paths=True,
-            ).middleware
-        )
+        handlers.append(Metrics)  # requests by operation are recorded by the edge layer
     middleware += [*rate_limit(config.rate_limit), limits.input_guard]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
@@ -248,13 +238,10 @@ def create_app(
         max_streams=config.max_streams,
         max_body_bytes=config.max_body_bytes,
         body_timeout=config.body_timeout,
+        record_metrics=config.metrics,
     )
     app.state.settings = config
     return app
-
-
-def _operation(request: Request[Any, Any, Any]) -> str:
-    return str(request.route_handler.operation_id or request.route_handler.handler_name)
 
 
 async def _on_reserved(reserved: Pool, work: Coroutine[Any, Any, None]) -> None:

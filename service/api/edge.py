@@ -152,8 +152,10 @@ class Edge:
         max_streams: int,
         max_body_bytes: int,
         body_timeout: float,
+        record_metrics: bool = True,
     ) -> None:
         self.app = app
+        self.record_metrics = record_metrics
         self.max_in_flight = max_in_flight
         self.max_streams = max_streams
         self.max_body_bytes = max_body_bytes
@@ -206,13 +208,16 @@ class Edge:
                 metrics.MOVES.inc()
             elif status == 429:
                 metrics.RATE_LIMITED.inc()
+            duration = time.perf_counter() - started
+            if self.record_metrics and route is not None:
+                _record(scope, route, operation, status, duration)
             log.info(
                 "request",
                 method=scope["method"],
                 path=scope["path"],
                 operation=operation if isinstance(operation, str) else None,
                 status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+                duration_ms=round(duration * 1000, 2),
                 pid=_PID,
             )
             structlog.contextvars.unbind_contextvars("request_id")
@@ -256,9 +261,11 @@ class Edge:
                 send, 503, _OVERLOADED, retry_after="2" if kind == admission.NEW else "1"
             )
             return
+        metrics.HTTP_IN_PROGRESS.inc()
         try:
             await self.app(scope, receive, send)
         finally:
+            metrics.HTTP_IN_PROGRESS.dec()
             self.admission.leave()
 
     async def _read_body(self, receive: Receive) -> list[Any]:
@@ -325,6 +332,29 @@ class Edge:
             return {"type": "http.disconnect"}
 
         await self.app(scope, guarded_receive, guarded_send)
+
+
+# Paths whose requests are not timed by operation: operators' own, and the docs' files.
+_UNTIMED = ("/metrics", "/health", "/docs", "/static")
+
+
+def _record(scope: Any, route: Any, operation: Any, status: int, duration: float) -> None:
+    """A routed request's count, error and latency by operation (streams and `_UNTIMED` apart):
+    the labels Litestar's Prometheus middleware gave them."""
+    template = scope.get("path_template") or scope["path"]
+    if template.startswith(_UNTIMED) or template.endswith("/stream"):
+        return
+    labels = (
+        scope["method"],
+        template,
+        status,
+        "swarm",
+        operation if isinstance(operation, str) else route.handler_name,
+    )
+    metrics.HTTP_REQUESTS.labels(*labels).inc()
+    metrics.HTTP_DURATION.labels(*labels).observe(duration)
+    if status >= 500:
+        metrics.HTTP_ERRORS.labels(*labels).inc()
 
 
 def _declared_length(headers: dict[bytes, bytes]) -> int:

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 import msgspec
@@ -74,6 +75,10 @@ T = TypeVar("T")
 
 # Seconds a follower waits before reading again when no pool connection came free in time.
 BUSY_RETRY = 1.0
+# Followers' re-reads on one process at once: a move to a followed game wakes every follower
+# of it, and a thousand streams woken together would otherwise queue for the pool ahead of the
+# moves (issue 28); they take turns here instead, so the pool stays the requests'.
+FOLLOWER_READS = 4
 
 
 class _LogEntry(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -465,6 +470,7 @@ class Streams:
         self.ctx = ctx
         self.repository = repository
         self.watching = watching
+        self._reads = asyncio.Semaphore(FOLLOWER_READS)
 
     async def list_game_events(
         self, player: Player, game_id: str, after: int, limit: int
@@ -554,14 +560,14 @@ class Streams:
             while already_over is None or last < already_over:
                 if revoked.is_set():
                     revoked.clear()
-                    valid = await self._when_free(self.watching.still_valid(viewer))
+                    valid = await self._when_free(partial(self.watching.still_valid, viewer))
                     if valid is None:  # not checked (the pool is busy): check on the next turn
                         revoked.set()
                     elif not valid:
                         return
                 woken.clear()  # before reading, so a commit during the read wakes us again
                 recorded = await self._when_free(
-                    self.ctx.store.read_stream(followed, after_version=last)
+                    partial(self.ctx.store.read_stream, followed, after_version=last)
                 )
                 if recorded is None:
                     # The pool is busy (the service is overloaded): the stream is already
@@ -578,15 +584,16 @@ class Streams:
                         return
                     continue
                 if not await _either(woken, revoked, heartbeat):
-                    if await self._when_free(self.watching.still_valid(viewer)) is False:
+                    if await self._when_free(partial(self.watching.still_valid, viewer)) is False:
                         return
                     yield None
 
-    @staticmethod
-    async def _when_free(read: Awaitable[T]) -> T | None:
-        """`read`'s answer, or None when no pool connection came free in time."""
+    async def _when_free(self, read: Callable[[], Awaitable[T]]) -> T | None:
+        """`read()`'s answer (a follower's turn among `FOLLOWER_READS`), or None when no pool
+        connection came free in time."""
         try:
-            return await read
+            async with self._reads:
+                return await read()
         except PoolExhausted:
             return None
 

@@ -422,6 +422,7 @@ class RawHttp:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.token = ""
+        self.retry_after: float | None = None  # the last answer's Retry-After, in seconds
 
     async def _connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
@@ -465,6 +466,8 @@ class RawHttp:
             data = await self.reader.readexactly(int(headers.get("content-length", "0")))
         if headers.get("connection") == "close":
             await self.close()
+        retry_after = headers.get("retry-after", "")
+        self.retry_after = float(retry_after) if retry_after.isdigit() else None
         return status, data
 
     async def close(self) -> None:

@@ -184,9 +184,10 @@ async def api(
     tries: int = 6,
 ) -> Any:
     """One request: 2xx → the decoded body. Refusals are counted by operation, status and
-    code; 503 and 429 are retried after a while, as a person (or the board) would, until the
-    window closes and then `tries` times (they are counted: the run must have none); anything
-    else raises `Refused`."""
+    code; 503 and 429 are retried after the answer's `Retry-After` (else a wait growing with
+    each try), jittered, as a well-behaved client (the board) does, until the window closes
+    and then `tries` times (they are counted: the run must have none); anything else raises
+    `Refused`."""
     attempt = 0
     while True:
         attempt += 1
@@ -202,7 +203,8 @@ async def api(
         if tally.in_window(t0):
             tally.refusal_ms.setdefault(str(status), []).append((time.monotonic() - t0) * 1000)
         if status in (429, 503) and (attempt < tries or t0 < tally.window[1]):
-            await asyncio.sleep(min(0.2 * attempt, 2.0) * (0.5 + random.random()))
+            wait = person.http.retry_after or min(0.2 * attempt, 2.0)
+            await asyncio.sleep(wait * (0.5 + random.random()))
             continue
         raise Refused(status, code)
 

@@ -29,7 +29,8 @@ class FakeClock:
         ("POST", "/tables", NEW),
         ("POST", "/solo-tables", NEW),
         ("POST", "/tables/3f1c/seats", NEW),
-        ("GET", "/games/3f1c", OTHER),
+        ("GET", "/games/3f1c", MOVE),  # the view a player moves from
+        ("GET", "/games/3f1c/events", OTHER),
         ("GET", "/tables", OTHER),
         ("POST", "/tables/3f1c/games", OTHER),  # play again at a table already playing
         ("POST", "/tables/3f1c/leave", OTHER),

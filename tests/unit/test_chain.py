@@ -15,6 +15,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from service.domain import chain, fairness
 from service.domain.chain import (
@@ -406,3 +408,28 @@ def test_a_seal_depends_on_key_place_and_value() -> None:
     assert chain.seal(key, "game-g", 3, "bee", 18) != base
     with pytest.raises(chain.MissingSealKey):
         chain.sealed("game-g", 3, {"type": "bee_tapped", "seat": 1, "bee": 4}, {})
+
+
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(), inner, max_size=5),
+    max_leaves=20,
+)
+
+
+@given(_JSON_VALUES)
+def test_canonical_value_is_canonical_json_on_its_fast_path_too(value: object) -> None:
+    """`canonical_value` takes msgspec's sorted encoder for values without floats (issue 28):
+    the bytes are exactly the standard library's, whatever the strings and integers."""
+    expected = json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+    assert chain.canonical_value(value) == expected
+    assert chain.canonical_json(expected) == expected
