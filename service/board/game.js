@@ -263,8 +263,16 @@ export class GameScreen {
 
   // --- actions ---------------------------------------------------------------------------------
 
-  async act(label, run) {
+  // `slowBees`: the move wakes bees that think (a level other than the heuristic spends up to
+  // a few tenths of a second a bee): after 100 ms without an answer, the banner says so.
+  async act(label, run, slowBees = false) {
     this.inFlight = (this.inFlight ?? 0) + 1;
+    const timer = slowBees
+      ? setTimeout(() => {
+          this.thinking = true;
+          this.drawBanner();
+        }, 100)
+      : null;
     try {
       const view = await run();
       if (view) this.adopt(view);
@@ -283,6 +291,11 @@ export class GameScreen {
       this.drawStems();
     } finally {
       this.inFlight -= 1;
+      clearTimeout(timer);
+      if (this.thinking) {
+        this.thinking = false;
+        this.drawBanner();
+      }
     }
     this.feed.poke();
     this.pump();
@@ -313,14 +326,19 @@ export class GameScreen {
     // The bees are about to fly: bring the stems into view if the middle was scrolled away.
     const middle = this.root.querySelector(".middle");
     if (middle && this.stems.getBoundingClientRect().top < middle.getBoundingClientRect().top) middle.scrollTop = 0;
-    this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }));
+    this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }), this.slowBees());
   }
 
   take(stem) {
     const c = this.shown.choice;
     if (!c?.yours || this.flying) return;
     this.taking = stem;
-    this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }));
+    this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }), this.slowBees());
+  }
+
+  // Whether a bee at the table thinks long enough to be waited for (any level but the heuristic).
+  slowBees() {
+    return this.shown.seats.some((s) => s.kind === "bee" && s.level && s.level !== "heuristic");
   }
 
   onKey(event) {
@@ -715,6 +733,7 @@ export class GameScreen {
     } else {
       main = v.tapped === null && this.tapping === null ? "Tap a bee in your hand, then CONFIRM." : "Tap another bee to change it, or CONFIRM. A confirmed pick is final.";
     }
+    if (this.thinking) main = h("span", { class: "thinking" }, "The bees are thinking…");
     replace(
       this.banner,
       h("div", { class: "banner-main" }, main),

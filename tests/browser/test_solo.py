@@ -388,3 +388,19 @@ def test_stings_come_from_the_api_in_views_and_log_entries(page: Any, board_url:
         "bs => bs.map(b => b.getAttribute('aria-label'))"
     )
     assert labels and all(label.endswith(", 9 stings") for label in labels), labels
+
+
+def test_expert_bees_show_that_they_are_thinking_while_they_answer(
+    page: Any, board_url: str
+) -> None:
+    """Three expert bees spend a few tenths of a second of CPU on their next picks: after 100 ms
+    without the answer to a confirm, the banner says the bees are thinking, then no more."""
+    page.get_by_role("radio", name=re.compile("^Expert")).check(force=True)
+    start_solo(page, players=4)
+    page.locator(".hand button.bee").last.click()  # the highest bee: never too low on turn 1
+    page.locator(".hand button.bee.tapped").wait_for()
+    page.get_by_role("button", name="CONFIRM").click()
+    thinking = page.locator(".banner .thinking", has_text="The bees are thinking…")
+    thinking.wait_for(timeout=10_000)
+    thinking.wait_for(state="detached", timeout=60_000)
+    page.locator(".game-bar .turn", has_text="Turn 2 of 10").wait_for(timeout=30_000)
