@@ -73,7 +73,8 @@ bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
 	$(PY) -m tests.bench.bees
 
-# The bee players' strength and decision times (docs/benchmarks.md, "Bee players"; ~8 min).
+# The bee levels' strength against each other and MCS(100), decision CPU, a person's wait at a
+# table of expert bees (docs/benchmarks.md, "Bee players"; ~20 min on an idle 2-core machine).
 bench-bees: $(VENV)/.installed
 	$(PY) -m tests.bench.bees
 

@@ -52,6 +52,8 @@ class GuestOut(msgspec.Struct):
     player_id: str
     name: str
     token: str  # send as `Authorization: Bearer <token>`
+    # when the token stops working (UTC, 30 days on): register before then to keep the guest
+    expires_at: datetime
 
 
 LevelIn = Annotated[

@@ -229,7 +229,12 @@ def responses() -> dict[str, Any]:
         "expires_at": "2026-02-01T15:04:05Z",
     }
     return {
-        "createGuest": {"player_id": PLAYER_ID, "name": "Ada", "token": "q7Yx…the token…"},
+        "createGuest": {
+            "player_id": PLAYER_ID,
+            "name": "Ada",
+            "token": "q7Yx…the token…",
+            "expires_at": "2026-02-01T15:04:05Z",
+        },
         "register": session,
         "login": session,
         "createTable": table,

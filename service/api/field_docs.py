@@ -24,15 +24,15 @@ GENERIC: dict[str, str] = {
     "xp": "Experience points from online games.",
     "games_won": "Online games won (a shared win counts).",
     "games_played": "Online games finished.",
-    "level": "1 + XP ÷ 500.",
     "registered": "The player has an account (not only a guest).",
     "turn": "The turn, 1 to 10.",
     "deadline": "When the clock runs out (UTC); null when untimed.",
     "taken": "The bees taken, bottom of the stem first.",
     "reason": "Why.",
-    "move_id": "Your id for this move, 1 to 64 characters, unique per move in the game (a "
-    "UUID is a good choice). The same move sent again with the same `move_id` is applied "
-    "once and answered the same; a different move with it is refused (`move-id-reused`).",
+    "move_id": "Your id for this move, 1 to 64 characters, unique among your moves in this "
+    "game (per player and game: a UUID is a good choice). The same move sent again with the "
+    "same `move_id` is applied once and answered the same; a different move with it is "
+    "refused (`move-id-reused`).",
     "password": "The account's password.",
     "token": "Your bearer token: send it as `Authorization: Bearer <token>`.",
     "stake": "Coins each person puts in; 0 for a free table.",

@@ -714,7 +714,8 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     for _path, _method, operation in _operations(document):
         op_id = operation["operationId"]
         operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
-        operation.setdefault("security", [])
+        security = operation.setdefault("security", [])
+        operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
             if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETERS:
                 parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])

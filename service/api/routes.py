@@ -31,8 +31,12 @@ class GuestController(Controller):
         self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
     ) -> GuestOut:
         """A guest identity to play with: no account needed for solo play."""
-        player, token = await service.identity.create_guest(data.name, client_address(request))
-        return GuestOut(player_id=player.player_id, name=player.name, token=token)
+        player, token, expires_at = await service.identity.create_guest_session(
+            data.name, client_address(request)
+        )
+        return GuestOut(
+            player_id=player.player_id, name=player.name, token=token, expires_at=expires_at
+        )
 
 
 @get(

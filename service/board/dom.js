@@ -40,6 +40,10 @@ export function plural(n, one, many = one + "s") {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+export function stingWord(n) {
+  return n === 1 ? "1 sting" : `${n} stings`;
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -4,17 +4,18 @@
 // flying in one at a time, lowest first.
 
 import { api, followGame, newClientSeed, savePlace, session, watchTable } from "./api.js";
-import { h, motionMs, plural, replace, sleep } from "./dom.js";
+import { h, motionMs, plural, replace, sleep, stingWord } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
-import { pileStings, stingWord, stings } from "./stings.js";
 
 const TURNS = 10;
 const CAPACITY = 5;
 // Events that move bees on the board: while they play, the hand waits.
 const MOVING = new Set(["picks_revealed", "bee_landed", "stem_taken", "stem_choice_required"]);
 
-export function beeCard(bee, { tag = "div", label, ...attrs } = {}) {
-  const n = stings(bee);
+// Stings always come from the service (views and log entries carry them beside every bee).
+const sum = (entries) => entries.reduce((total, e) => total + e.stings, 0);
+
+export function beeCard(bee, n, { tag = "div", label, ...attrs } = {}) {
   return h(
     tag,
     {
@@ -103,7 +104,7 @@ export class GameScreen {
       this.taking = null;
     }
     this.model = {
-      stems: view.stems.map((s) => [...s.bees]),
+      stems: view.stems.map((s) => s.bees.map((bee, k) => ({ bee, stings: s.bee_stings[k] }))),
       stings: Object.fromEntries(view.seats.map((s) => [s.seat, s.stings])),
       landed: new Set(),
       reveal: view.last_picks,
@@ -174,7 +175,7 @@ export class GameScreen {
     const you = this.shown.you;
     switch (event.type) {
       case "picks_revealed":
-        this.model.reveal = d.picks;
+        this.model.reveal = d.picks.map((p, k) => ({ ...p, stings: event.stings[k] }));
         this.model.landed = new Set();
         this.drawReveal(true);
         this.setBanner(`Picks revealed, low → high. The bees fly in lowest first.`);
@@ -185,20 +186,21 @@ export class GameScreen {
         const stem = this.model.stems[d.stem - 1];
         const taking = event.type === "stem_taken" || d.taken.length > 0;
         const slot = taking ? (event.type === "stem_taken" ? 0 : CAPACITY) : stem.length;
-        await this.fly(d.seat, d.bee, d.stem, slot);
+        const landing = { bee: d.bee, stings: event.bee_stings };
+        await this.fly(d.seat, landing, d.stem, slot);
         this.model.landed.add(`${d.seat}:${d.bee}`);
         if (taking) {
-          const took = event.type === "stem_taken" ? d.taken : d.taken;
-          this.model.stings[d.seat] = (this.model.stings[d.seat] ?? 0) + pileStings(took);
-          this.model.stems[d.stem - 1] = [d.bee];
-          this.drawStems({ flash: { stem: d.stem, text: `${this.who(d.seat)} took ${stingWord(pileStings(took))}` } });
+          const took = event.taken_stings.reduce((a, b) => a + b, 0);
+          this.model.stings[d.seat] = (this.model.stings[d.seat] ?? 0) + took;
+          this.model.stems[d.stem - 1] = [landing];
+          this.drawStems({ flash: { stem: d.stem, text: `${this.who(d.seat)} took ${stingWord(took)}` } });
           this.drawScores();
           if (d.seat === you && event.type === "stem_taken" && d.chosen_by === "clock") {
-            this.notice(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(pileStings(took))}).`);
+            this.notice(`⏱ The clock chose for you: STEM ${d.stem}, the cheapest (${stingWord(took)}).`);
           }
           if (motionMs(700)) await sleep(motionMs(700));
         } else {
-          stem.push(d.bee);
+          stem.push(landing);
           this.drawStems();
         }
         this.drawReveal(false);
@@ -223,7 +225,7 @@ export class GameScreen {
     }
   }
 
-  async fly(seat, bee, stemNumber, slotIndex) {
+  async fly(seat, { bee, stings }, stemNumber, slotIndex) {
     const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
     const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
     const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
@@ -231,7 +233,7 @@ export class GameScreen {
     if (!from || !to || ms === 0) return; // animation off: the bee is simply there
     const a = from.getBoundingClientRect();
     const b = to.getBoundingClientRect();
-    const ghost = beeCard(bee, { class: "ghost" });
+    const ghost = beeCard(bee, stings, { class: "ghost" });
     ghost.setAttribute("aria-hidden", "true");
     Object.assign(ghost.style, {
       position: "fixed",
@@ -261,8 +263,16 @@ export class GameScreen {
 
   // --- actions ---------------------------------------------------------------------------------
 
-  async act(label, run) {
+  // `slowBees`: the move wakes bees that think (a level other than the heuristic spends up to
+  // a few tenths of a second a bee): after 100 ms without an answer, the banner says so.
+  async act(label, run, slowBees = false) {
     this.inFlight = (this.inFlight ?? 0) + 1;
+    const timer = slowBees
+      ? setTimeout(() => {
+          this.thinking = true;
+          this.drawBanner();
+        }, 100)
+      : null;
     try {
       const view = await run();
       if (view) this.adopt(view);
@@ -281,6 +291,11 @@ export class GameScreen {
       this.drawStems();
     } finally {
       this.inFlight -= 1;
+      clearTimeout(timer);
+      if (this.thinking) {
+        this.thinking = false;
+        this.drawBanner();
+      }
     }
     this.feed.poke();
     this.pump();
@@ -311,14 +326,19 @@ export class GameScreen {
     // The bees are about to fly: bring the stems into view if the middle was scrolled away.
     const middle = this.root.querySelector(".middle");
     if (middle && this.stems.getBoundingClientRect().top < middle.getBoundingClientRect().top) middle.scrollTop = 0;
-    this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }));
+    this.act("confirm", () => api.move(this.gameId, { type: "confirm", bee }), this.slowBees());
   }
 
   take(stem) {
     const c = this.shown.choice;
     if (!c?.yours || this.flying) return;
     this.taking = stem;
-    this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }));
+    this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }), this.slowBees());
+  }
+
+  // Whether a bee at the table thinks long enough to be waited for (any level but the heuristic).
+  slowBees() {
+    return this.shown.seats.some((s) => s.kind === "bee" && s.level && s.level !== "heuristic");
   }
 
   onKey(event) {
@@ -597,17 +617,17 @@ export class GameScreen {
         const cost = choosing?.costs.find((c) => c.stem === number);
         const isCheapest = choosing && choosing.cheapest === number;
         const forecastHere = forecast && !forecast.too_low && forecast.stem === number;
-        const label = `STEM ${number}: ${plural(bees.length, "bee")}, ${stingWord(pileStings(bees))}, top bee ${bees[bees.length - 1]}${full ? ", full: the next bee here is the SIXTH BEE" : ""}`;
+        const label = `STEM ${number}: ${plural(bees.length, "bee")}, ${stingWord(sum(bees))}, top bee ${bees[bees.length - 1]?.bee}${full ? ", full: the next bee here is the SIXTH BEE" : ""}`;
         const slots = [];
         for (let k = 0; k < CAPACITY; k++) {
-          slots.push(h("div", { class: ["slot", k < bees.length && "filled"] }, k < bees.length ? beeCard(bees[k]) : null));
+          slots.push(h("div", { class: ["slot", k < bees.length && "filled"] }, k < bees.length ? beeCard(bees[k].bee, bees[k].stings) : null));
         }
         slots.push(
           h(
             "div",
             { class: ["slot", "sixth", full && "armed"] },
             full
-              ? h("div", { class: "sixth-label" }, h("b", {}, "SIXTH BEE"), h("span", {}, `takes ${pileStings(bees)} ▼`))
+              ? h("div", { class: "sixth-label" }, h("b", {}, "SIXTH BEE"), h("span", {}, `takes ${sum(bees)} ▼`))
               : h("div", { class: "sixth-label quiet" }, "6th")
           )
         );
@@ -619,7 +639,7 @@ export class GameScreen {
             "aria-label": label,
             dataset: { stem: number },
           },
-          h("div", { class: "stem-name" }, `STEM ${number}`, h("small", {}, `${pileStings(bees)} ▼`)),
+          h("div", { class: "stem-name" }, `STEM ${number}`, h("small", {}, `${sum(bees)} ▼`)),
           h("div", { class: "slots" }, slots),
           forecastHere ? h("div", { class: "forecast-mark", "aria-hidden": "true" }, `◀ ${forecast.bee}`) : null,
           opts.flash?.stem === number ? h("div", { class: "flash-text" }, opts.flash.text) : null,
@@ -664,7 +684,7 @@ export class GameScreen {
               class: ["pick", this.model.landed.has(`${p.seat}:${p.bee}`) && "landed", p.seat === v.you && "mine"],
               dataset: { pick: `${p.seat}:${p.bee}` },
             },
-            beeCard(p.bee, { label: `${this.who(p.seat)}: bee ${p.bee}, ${stingWord(stings(p.bee))}` }),
+            beeCard(p.bee, p.stings, { label: `${this.who(p.seat)}: bee ${p.bee}, ${stingWord(p.stings)}` }),
             h("span", { class: "by" }, this.who(p.seat))
           )
         )
@@ -713,6 +733,7 @@ export class GameScreen {
     } else {
       main = v.tapped === null && this.tapping === null ? "Tap a bee in your hand, then CONFIRM." : "Tap another bee to change it, or CONFIRM. A confirmed pick is final.";
     }
+    if (this.thinking) main = h("span", { class: "thinking" }, "The bees are thinking…");
     replace(
       this.banner,
       h("div", { class: "banner-main" }, main),
@@ -767,11 +788,11 @@ export class GameScreen {
       h(
         "div",
         { class: "hand", role: "group", "aria-label": `Your hand: ${plural(v.hand.length, "bee")}` },
-        v.hand.map((bee) =>
-          beeCard(bee, {
+        v.hand.map((bee, i) =>
+          beeCard(bee, v.hand_stings[i], {
             tag: "button",
             class: [bee === selected && "tapped", bee === locked && "confirmed"].filter(Boolean).join(" "),
-            label: `Bee ${bee}, ${stingWord(stings(bee))}${bee === locked ? ", confirmed" : bee === selected ? ", tapped" : ""}`,
+            label: `Bee ${bee}, ${stingWord(v.hand_stings[i])}${bee === locked ? ", confirmed" : bee === selected ? ", tapped" : ""}`,
             "aria-pressed": String(bee === selected || bee === locked),
             disabled: !can,
             dataset: { bee },

@@ -3,9 +3,8 @@
 // commitment and fingerprint this browser recorded when they were first shown.
 
 import { api } from "./api.js";
-import { h, plural, replace } from "./dom.js";
+import { h, plural, replace, stingWord } from "./dom.js";
 import { available, publishedFrom, verifyDeal, verifyExportChain } from "./fairness.js";
-import { pileStings, stingWord } from "./stings.js";
 
 const KEY = (gameId) => `swarm.meadow.${gameId}`;
 
@@ -106,7 +105,8 @@ export class MeadowLog {
     );
   }
 
-  describe({ type, data: d }) {
+  describe({ type, data: d, taken_stings: takenStings = [] }) {
+    const took = takenStings.reduce((a, b) => a + b, 0); // the log entry carries each bee's stings
     const bee = (b) => (b === null || b === undefined ? "a hidden bee" : `bee ${b}`);
     switch (type) {
       case "deal_committed":
@@ -127,13 +127,13 @@ export class MeadowLog {
         return `Picks revealed, low → high: ${d.picks.map((p) => `${p.bee} (${this.who(p.seat)})`).join(", ")}`;
       case "bee_landed":
         return d.taken.length
-          ? `${d.bee} (${this.who(d.seat)}) was the SIXTH BEE on STEM ${d.stem}: took ${plural(d.taken.length, "bee")}, ${stingWord(pileStings(d.taken))}`
+          ? `${d.bee} (${this.who(d.seat)}) was the SIXTH BEE on STEM ${d.stem}: took ${plural(d.taken.length, "bee")}, ${stingWord(took)}`
           : `${d.bee} (${this.who(d.seat)}) landed on STEM ${d.stem}`;
       case "stem_choice_required":
         return `${d.bee} (${this.who(d.seat)}) is too low for every stem: a stem must be taken`;
       case "stem_taken": {
         const by = { player: "chosen", rule: "the cheapest, by the rule", clock: "the cheapest, by the clock" }[d.chosen_by] ?? d.chosen_by;
-        return `${this.who(d.seat)} took STEM ${d.stem} with ${d.bee} (${plural(d.taken.length, "bee")}, ${stingWord(pileStings(d.taken))}; ${by})`;
+        return `${this.who(d.seat)} took STEM ${d.stem} with ${d.bee} (${plural(d.taken.length, "bee")}, ${stingWord(took)}; ${by})`;
       }
       case "seat_left":
         return `${this.who(d.seat)} left the table`;

@@ -155,6 +155,13 @@ class Identity:
     async def create_guest(self, name: str, address: str | None = None) -> tuple[Player, str]:
         """A new guest (stream `player-<id>`, `guest_created`) and its bearer token; `name` as
         `service.domain.names` shows it. Refused past the per-address limit (`address`)."""
+        player, token, _ = await self.create_guest_session(name, address)
+        return player, token
+
+    async def create_guest_session(
+        self, name: str, address: str | None = None
+    ) -> tuple[Player, str, datetime]:
+        """`create_guest`, with when the token expires."""
         name = display_name(name)
         await self.guests.count(address)
         player = Player(player_id=str(uuid.uuid4()), name=name)
@@ -170,14 +177,11 @@ class Identity:
             metadata={"actor": player.player_id},
         )
         # The token is written after the player exists, so a failure leaves no usable token.
+        expires_at = self.ctx.clock() + TOKEN_LIFETIME
         await self.ctx.pool.execute(
-            _INSERT_TOKEN,
-            token_hash(token),
-            player.player_id,
-            name,
-            self.ctx.clock() + TOKEN_LIFETIME,
+            _INSERT_TOKEN, token_hash(token), player.player_id, name, expires_at
         )
-        return player, token
+        return player, token, expires_at
 
     async def authenticate(self, token: str) -> Player:
         """The player behind a bearer token, if it is known, unexpired and not revoked."""

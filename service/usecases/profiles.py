@@ -51,7 +51,7 @@ class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
     games_won: int
     games_played: int
     xp: int
-    level: int
+    level: int  # 1 + XP ÷ 500, rounded down
 
 
 class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):

@@ -16,14 +16,16 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import datetime
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
+from service.domain.rules.cards import stings
 from service.domain.rules.events import (
     BeeLanded,
     DealCommitted,
     DealRevealed,
+    Event,
     GameEnded,
     PicksRevealed,
     SeatLeft,
@@ -140,16 +142,30 @@ class PickConfirmedEntry(_GameLogEntry, frozen=True, tag="pick_confirmed"):
 
 
 class PicksRevealedEntry(_GameLogEntry, frozen=True, tag="picks_revealed"):
-    """Everyone is in: every pick, lowest first (the order they fly in). Hides nothing."""
+    """Everyone is in: every pick, lowest first (the order they fly in). Hides nothing.
+
+    Attributes:
+        stings: The stings of each pick's bee, index by index with `data.picks` (beside the
+            event, not in it: `data` is the recorded event its `hash` chains).
+    """
 
     data: PicksRevealed
+    stings: tuple[int, ...] = ()
 
 
 class BeeLandedEntry(_GameLogEntry, frozen=True, tag="bee_landed"):
     """A bee landed on a stem; `data.taken` holds the 5 it took when it was the sixth. Hides
-    nothing."""
+    nothing.
+
+    Attributes:
+        bee_stings: The stings `data.bee` carries.
+        taken_stings: The stings of each bee of `data.taken`, index by index (their sum is
+            what the seat took).
+    """
 
     data: BeeLanded
+    bee_stings: int = 0
+    taken_stings: tuple[int, ...] = ()
 
 
 class StemChoiceRequiredEntry(_GameLogEntry, frozen=True, tag="stem_choice_required"):
@@ -160,9 +176,17 @@ class StemChoiceRequiredEntry(_GameLogEntry, frozen=True, tag="stem_choice_requi
 
 
 class StemTakenEntry(_GameLogEntry, frozen=True, tag="stem_taken"):
-    """A too-low bee took every bee of a stem and starts it again alone. Hides nothing."""
+    """A too-low bee took every bee of a stem and starts it again alone. Hides nothing.
+
+    Attributes:
+        bee_stings: The stings `data.bee` carries.
+        taken_stings: The stings of each bee of `data.taken`, index by index (their sum is
+            what the seat took).
+    """
 
     data: StemTaken
+    bee_stings: int = 0
+    taken_stings: tuple[int, ...] = ()
 
 
 class SeatLeftEntry(_GameLogEntry, frozen=True, tag="seat_left"):
@@ -373,15 +397,33 @@ def visible_events(
 ) -> list[VisibleEvent]:
     """The game events as seat `seat` (None: a spectator) may see them, in their typed
     envelopes."""
-    return [
-        _GAME_ENTRIES[r.type](
-            version=r.version,
-            recorded_at=r.recorded_at,
-            hash=_hex(r),
-            data=visible_event(decode_event(r.data), seat, game_over),
+    entries: list[VisibleEvent] = []
+    for r in recorded:
+        event = decode_event(r.data)
+        entries.append(
+            _GAME_ENTRIES[r.type](
+                version=r.version,
+                recorded_at=r.recorded_at,
+                hash=_hex(r),
+                data=visible_event(event, seat, game_over),
+                **_stings_beside(event),
+            )
         )
-        for r in recorded
-    ]
+    return entries
+
+
+def _stings_beside(event: Event) -> dict[str, Any]:
+    """The stings of the bees an event shows, so a client never works them out (issue 25)."""
+    match event:
+        case PicksRevealed():
+            return {"stings": tuple(stings(p.bee) for p in event.picks)}
+        case BeeLanded() | StemTaken():
+            return {
+                "bee_stings": stings(event.bee),
+                "taken_stings": tuple(stings(b) for b in event.taken),
+            }
+        case _:
+            return {}
 
 
 def table_renderer(viewer: str, table: TableState) -> Render:

@@ -16,7 +16,8 @@ resamples, a fixed seed). Every seeded level gets the seed the service would giv
 run is reproducible. A decision's CPU time (`time.process_time`, one process per worker, so
 other work on the machine does not count) is measured around each call: median and p99.
 
-The games are spread over `--jobs` worker processes (2 by default).
+The games are spread over `--jobs` worker processes (2 by default): the whole plan is about 2,300 s
+of CPU, some 20 minutes on an idle 2-core machine.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ PLAN: tuple[tuple[str, str, int, int], ...] = (
     ("expert", "heuristic", 4, 200),
     ("expert", "strong", 4, 200),
     ("expert", "heuristic", 8, 100),
-    ("mcs", "expert", 4, 100),
+    ("mcs", "expert", 4, 50),
 )
 
 
@@ -246,6 +247,32 @@ def print_table(results: list[dict[str, Any]]) -> None:
     print(f"load average (1 min) at the end of each run: {loads} on {os.cpu_count()} cores")
 
 
+def markdown_table(results: list[dict[str, Any]]) -> str:
+    """The line-ups as docs/benchmarks.md shows them."""
+
+    def pct(value: float, interval: list[float]) -> str:
+        return f"{100 * value:.1f}% [{100 * interval[0]:.1f}, {100 * interval[1]:.1f}]"
+
+    lines = [
+        "| seat 1 vs the others (players) | games | seat 1 win share [95%] | fair | seat 1 wins"
+        " [95%] | stings: seat 1 / each other (gap [95%]) | CPU ms a decision, median / p99:"
+        " seat 1; others |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        a, b = r["cpu_ms_seat1"], r["cpu_ms_others"]
+        low, high = r["stings_gap_ci95"]
+        lines.append(
+            f"| {r['run']} ({r['players']}) | {r['games']} | "
+            f"**{pct(r['win_share'], r['win_share_ci95'])}** | {100 * r['fair_share']:.1f}% | "
+            f"{pct(r['win_rate'], r['win_rate_ci95'])} | {r['stings_seat1']:.2f} / "
+            f"{r['stings_others']:.2f} ({r['stings_seat1'] - r['stings_others']:+.2f} "
+            f"[{low:+.2f}, {high:+.2f}]) | {a['median']:.2f} / {a['p99']:.2f}; "
+            f"{b['median']:.2f} / {b['p99']:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a few games of each line-up")
@@ -254,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lineups", help="only these line-ups: PLAN indices, as 6,7")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument(
-        "--answer-games", type=int, default=20, help="games of a person + 7 experts"
+        "--answer-games", type=int, default=10, help="games of a person + 7 experts"
     )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
@@ -274,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             results.append(result)
     print_table(results)
+    print()
+    print(markdown_table(results))
     answer: dict[str, Any] | None = None
     if args.answer_games > 0 and args.only in (None, "expert"):
         games = max(1, int(args.answer_games * scale))

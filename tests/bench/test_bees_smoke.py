@@ -34,3 +34,12 @@ def test_a_game_of_the_table_is_reproducible_and_the_interval_holds_the_mean() -
     assert (one["stings"], one["others"]) == (again["stings"], again["others"])
     low, high = bees.bootstrap([0.0, 1.0] * 50)
     assert low < 0.5 < high
+
+
+def test_a_person_s_wait_at_a_table_of_expert_bees_is_measured_through_the_service_s_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(expert, "WORK", 3_000)
+    answer = bees.answer_times(1, players=3)
+    assert answer["moves"] >= 10  # a confirm a turn, and a stem to take when too low
+    assert answer["cpu_ms"]["decisions"] == answer["moves"]

@@ -265,7 +265,7 @@ def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_
         # The 55's seven stings stay on its card (issue 25, item 9).
         spill = page.evaluate(
             """async () => {
-                const card = (await import('/game.js')).beeCard(55);
+                const card = (await import('/game.js')).beeCard(55, 7);
                 document.querySelector('.stems .slot:not(.filled)').append(card);
                 const c = card.getBoundingClientRect();
                 const s = card.querySelector('.stings').getBoundingClientRect();
@@ -357,3 +357,50 @@ def test_the_no_connection_banner_comes_at_once_and_clears_at_once_when_back(
     problem.wait_for(state="detached", timeout=1_500)
     page.locator(".hand button.bee").first.click()  # and the board works again
     page.locator(".hand button.bee.tapped").wait_for()
+
+
+def test_stings_come_from_the_api_in_views_and_log_entries(page: Any, board_url: str) -> None:
+    """Issue 25, item 13: the board draws stings from what the API says (the view's
+    `hand_stings`, the log entries' `stings`, `bee_stings`, `taken_stings`), never from a rule
+    of its own: a view that said otherwise would be drawn as it says."""
+    game = start_solo(page, players=3)
+    play_turn(page)
+    play_turn(page)
+    log = _api(board_url, page, f"/games/{game}/events?after=0")["events"]
+    for entry in log:
+        d = entry["data"]
+        if entry["type"] == "picks_revealed":
+            assert entry["stings"] == [stings(p["bee"]) for p in d["picks"]]
+        if entry["type"] in ("bee_landed", "stem_taken"):
+            assert entry["bee_stings"] == stings(d["bee"])
+            assert entry["taken_stings"] == [stings(b) for b in d["taken"]]
+
+    def nine(route: Any) -> None:
+        response = route.fetch()
+        view = response.json()
+        view["hand_stings"] = [9] * len(view["hand"])
+        route.fulfill(response=response, json=view)
+
+    page.route(f"**/games/{game}", nine)
+    page.reload()
+    page.locator(".hand button.bee").first.wait_for()
+    labels = page.locator(".hand button.bee").evaluate_all(
+        "bs => bs.map(b => b.getAttribute('aria-label'))"
+    )
+    assert labels and all(label.endswith(", 9 stings") for label in labels), labels
+
+
+def test_expert_bees_show_that_they_are_thinking_while_they_answer(
+    page: Any, board_url: str
+) -> None:
+    """Three expert bees spend a few tenths of a second of CPU on their next picks: after 100 ms
+    without the answer to a confirm, the banner says the bees are thinking, then no more."""
+    page.get_by_role("radio", name=re.compile("^Expert")).check(force=True)
+    start_solo(page, players=4)
+    page.locator(".hand button.bee").last.click()  # the highest bee: never too low on turn 1
+    page.locator(".hand button.bee.tapped").wait_for()
+    page.get_by_role("button", name="CONFIRM").click()
+    thinking = page.locator(".banner .thinking", has_text="The bees are thinking…")
+    thinking.wait_for(timeout=10_000)
+    thinking.wait_for(state="detached", timeout=60_000)
+    page.locator(".game-bar .turn", has_text="Turn 2 of 10").wait_for(timeout=30_000)

@@ -41,6 +41,8 @@ class SeatInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     name: str
     kind: SeatKind
     player_id: str | None = None
+    # a bee player's level: how it chooses its bees (README "The bee players"); null for a
+    # person, and for a bee player dealt before levels existed (it played the heuristic)
     level: BeeLevel | None = None
 
 
