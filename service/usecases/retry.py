@@ -31,8 +31,11 @@ T = TypeVar("T")
 RETRY_BUDGET = 10.0  # seconds a decision may keep losing races before it is refused
 FIRST_WAIT, LONGEST_WAIT = 0.002, 0.1  # seconds: the backoff's first ceiling, and its cap
 # Seconds a decision waits for its stream's turn on this instance before it is shed (`Busy`):
-# a burst of moves to one game over a slow database would otherwise queue without bound.
-TURN_WAIT = 5.0
+# a burst of moves to one game over a slow database would otherwise queue without bound. 2 s
+# since admission control (issue 28), which admits moves first: at 5 s an admitted move could
+# wait that long behind its game's others and then make its own slow round trips (the slow-
+# database fault run's slowest answer went from 16 to 9-10 s; racing moves wait milliseconds).
+TURN_WAIT = 2.0
 
 _jitter = random.Random()  # waits only: nothing decided depends on it
 
