@@ -1048,6 +1048,7 @@ export class GameScreen {
     this.clockLine.classList.toggle("low", left <= 5);
     const secs = Math.ceil(left);
     this.clockLine.setAttribute("aria-label", `${choosing ? "Choice clock" : "Turn clock"}: ${secs} seconds left`);
-    this.clockText.textContent = choosing ? `⏱ ${secs} s to choose` : `⏱ ${secs} s`;
+    // On a phone "to choose" goes (.wide-only): the TAKE buttons say it, and the bar stays one row.
+    replace(this.clockText, `⏱ ${secs} s`, choosing ? h("span", { class: "wide-only" }, " to choose") : null);
   }
 }
