@@ -173,9 +173,17 @@ def test_a_reload_mid_game_resumes_where_it_was(page: Any, board_url: str) -> No
     version = _api(board_url, page, f"/games/{game}")["version"]
     page.wait_for_function("n => document.querySelectorAll('.log .ev').length === n", arg=version)
     page.get_by_role("button", name="CONFIRM").click()
+    # The confirmed bee may be too low for every stem: then the board asks for a stem first.
     page.wait_for_function(
-        "t => document.querySelector('.game-bar .turn').textContent !== t", arg=turn
+        "t => document.querySelector('.game-bar .turn').textContent !== t"
+        " || document.querySelector('button.take.cheapest')",
+        arg=turn,
     )
+    if page.locator("button.take.cheapest").count():
+        page.locator("button.take.cheapest").click()
+        page.wait_for_function(
+            "t => document.querySelector('.game-bar .turn').textContent !== t", arg=turn
+        )
 
     # The setup screen offers the unfinished game after leaving it, too.
     page.goto(board_url + "/#/")
