@@ -60,8 +60,9 @@ def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> N
     assert page.get_by_text("You and Buzz, Bumble, Honey, Clover, Pollen. Bees 1–64.").is_visible()
     levels = page.get_by_role("radiogroup", name="How the bees play").get_by_role("radio")
     assert [levels.nth(i).get_attribute("value") for i in range(levels.count())] == [
-        "heuristic",
-        "strong",
+        "easy",
+        "medium",
+        "hard",
         "expert",
     ]
     assert levels.first.is_checked()  # the default, as the API's
