@@ -6,7 +6,9 @@ the API but submitMove, whose `move_id` is its own key (Stripe's semantics; docs
   spacing do not matter) within 24 hours gets the first answer again, status and body, with
   `Idempotent-Replayed: true`; nothing runs a second time (no second table, no second guest,
   no allowance spent twice).
-* The same key with another request: 422 `idempotency-key-reused`.
+* The same key with another request: 409 `idempotency-key-reused` (409, as `move-id-reused`
+  is: the request is well formed and would be taken with a new key; the API answers 422 only
+  for what can never be valid).
 * While the first request with a key has not answered: 409 `idempotency-key-in-use`, with
   `Retry-After`.
 * Only a success (2xx) is kept: after a refusal or an error the key may be sent again, and the
@@ -198,7 +200,7 @@ def idempotency(app: ASGIApp) -> ASGIApp:
             keys.lookup, fingerprint, clock(), ttl=TTL, stale_after=STALE_AFTER
         )
         if not hmac.compare_digest(claim.fingerprint, fingerprint):
-            for message in _problem(422, *REUSED):
+            for message in _problem(409, *REUSED):
                 await send(message)
             return
         if claim.state == "running":
@@ -208,7 +210,7 @@ def idempotency(app: ASGIApp) -> ASGIApp:
         if claim.state == "done":
             answer = keys.open(claim.answer or b"")
             if answer is None:  # sealed under another key: not this request's
-                for message in _problem(422, *REUSED):
+                for message in _problem(409, *REUSED):
                     await send(message)
             else:
                 await _send_replay(answer, send)

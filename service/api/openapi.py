@@ -674,7 +674,7 @@ IDEMPOTENCY_PARAMETER = {
     "description": "Your key for this request, to retry it safely: the same key with the same "
     "request (method, path, query, JSON body) within 24 hours gets the first answer again, "
     "with `Idempotent-Replayed: true`, and nothing is done twice; the same key with another "
-    "request is 422 `idempotency-key-reused`; while the first request with it has not "
+    "request is 409 `idempotency-key-reused`; while the first request with it has not "
     "answered, 409 `idempotency-key-in-use` (with `Retry-After`). Only a success is kept: "
     "after a refusal the key may be used again. Keys are yours alone (scoped to your bearer "
     "token, or to your address when you send none). Use a new random key (a UUID) for each "
@@ -768,7 +768,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
         statuses |= {400, 500}  # an unknown query parameter is refused everywhere
         if op_id in keyed:
-            statuses |= {409, 422}  # idempotency-key-in-use, idempotency-key-reused
+            statuses |= {409}  # idempotency-key-in-use, idempotency-key-reused
         if body is not None:
             statuses |= {400, 408, 413, 415}  # 408: the body came too slowly (the edge)
             media = body["content"]["application/json"]

@@ -236,7 +236,7 @@ CATALOGUE: dict[str, Entry] = {
     ),
     # --- retrying safely (service/api/idempotency.py) ---
     "idempotency-key-reused": Entry(
-        422,
+        409,
         "This `Idempotency-Key` was already used, within 24 hours, for another request (another "
         "method, path or body); nothing was done.",
         "Send each new request with a new key (a UUID); retry a request only with its own key "

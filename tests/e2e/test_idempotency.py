@@ -125,7 +125,7 @@ async def test_a_key_sent_with_another_request_is_refused(
     ).status_code == 201
     for path, body in (("/solo-tables", {"players": 4}), ("/tables", {"seats": 3})):
         refused = await client.post(path, json=body, headers=headers)
-        assert refused.status_code == 422, refused.text
+        assert refused.status_code == 409, refused.text
         assert refused.headers["content-type"] == "application/problem+json"
         assert refused.json()["code"] == "idempotency-key-reused"
     assert len(await my_tables(client, ada)) == 1
