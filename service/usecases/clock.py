@@ -1,9 +1,9 @@
 """The turn clock (seed §7): every deadline a game sets (`turn_started`, `stem_choice_required`)
 is a durable timer (`rows.Timer`), written with the event. Every instance runs `TurnClock.run`,
 which claims due timers (`port.Timers`: no other instance gets them meanwhile) and applies
-`ExpireClock` with the command id `clock:<deadline>`: a timer claimed twice (two instances, a crash between claim and delete)
-changes its game once, and a timer for a turn that is already over changes nothing (the rules
-compare the deadline with the game's current one)."""
+`ExpireClock` with the command id `clock:<deadline>`: a timer claimed twice (two instances, a
+crash between claim and delete) changes its game once, and a timer for a turn that is already
+over changes nothing (the rules compare the deadline with the game's current one)."""
 
 from __future__ import annotations
 
