@@ -92,10 +92,19 @@ _ANSWERS = (Refused, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 class Decided(NamedTuple):
     """What `Play.decide` answers: the state after the command (after its first run, for a
-    repeat), and whether that is this call's own append."""
+    repeat), whether that is this call's own append, and whether the command was a repeat."""
 
     state: GameState
     appended: bool
+    repeat: bool = False
+
+
+class Moved(NamedTuple):
+    """A move's answer: the mover's view after it, and whether the move was a repeat of one
+    already applied (its `move_id` seen before: nothing was written this time)."""
+
+    view: GameView
+    replayed: bool
 
 
 # The command to decide on a state of the game; None when the caller has no seat in it.
@@ -176,7 +185,7 @@ class Play:
 
     async def submit_move(
         self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
-    ) -> GameView:
+    ) -> Moved:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
         answer (a repeat, a refusal) is given, so a revoked token never gets one."""
@@ -184,7 +193,8 @@ class Play:
             decided = await self._move(player, game_id, move, guard=None)
         else:
             decided = await self._checked_move(player, game_id, move, check)
-        return await self._view(decided.state, seat_of(decided.state, player.player_id))
+        seat = seat_of(decided.state, player.player_id)
+        return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
 
     async def _checked_move(
         self, player: Player, game_id: str, move: AnyMove, check: TokenCheck
@@ -332,4 +342,5 @@ class Play:
                     "This move_id was already used in this game for a different move; "
                     "send each new move with a new move_id."
                 )
-        return Decided(await self.repository.game_at(request.game_id, version), appended=False)
+        state = await self.repository.game_at(request.game_id, version)
+        return Decided(state, appended=False, repeat=True)

@@ -68,7 +68,7 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
 
     # B's cache is stale (the deal): there the host's confirm looks like turn 1's. The append
     # refuses that version, and it is decided again on one fresh read: turn 2's confirm.
-    view = await b.play.submit_move(host, game_id, _confirm("h2", turn_2.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(host, game_id, _confirm("h2", turn_2.seat(1).hand[0]))
     assert reads_b == [game_id]
     assert view.turn == 2 and view.confirmed == turn_2.seat(1).hand[0]
 
@@ -86,7 +86,7 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     # confirmed): a refusal decided on a cache is checked on a fresh read before it is
     # answered, and there it is turn 3's confirm, accepted.
     reads_b.clear()
-    view = await b.play.submit_move(host, game_id, _confirm("h4", turn_3.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(host, game_id, _confirm("h4", turn_3.seat(1).hand[0]))
     assert reads_b == [game_id]
     assert view.turn == 3 and view.confirmed == turn_3.seat(1).hand[0]
 

@@ -107,12 +107,13 @@ async def test_a_move_is_decided_appended_and_answered_once(log: Any) -> None:
     a = Instance(store, secrets)
     dealt = await a.repository.game(game_id)
     bee = dealt.seat(1).hand[-1]
-    view = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
-    assert view.confirmed == bee and view.you == 1
+    view, replayed = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
+    assert view.confirmed == bee and view.you == 1 and not replayed
     version = await store.stream_version(f"game-{game_id}")
     assert version == dealt.version + 1
 
-    again = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
+    again, replayed = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
+    assert replayed  # told apart: nothing was written this time
     same = msgspec.structs.replace(again, server_time=view.server_time)
     assert same == view  # the same answer (but the server's clock), nothing written
     assert await store.stream_version(f"game-{game_id}") == version
@@ -143,7 +144,7 @@ async def test_a_stale_cache_never_decides_a_move(log: Any) -> None:
 
     # B's cache is the deal: the host's confirm there looks like turn 1's; the append refuses
     # that version, and it is decided again on one fresh read.
-    view = await b.play.submit_move(PEOPLE[1], game_id, confirm("h2", turn_2.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(PEOPLE[1], game_id, confirm("h2", turn_2.seat(1).hand[0]))
     assert b.reads == [game_id]
     assert view.turn == 2 and view.confirmed == turn_2.seat(1).hand[0]
 
