@@ -6,7 +6,7 @@ and `pending` while the outbox is still delivering it. Nobody learns another's w
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -30,6 +30,7 @@ from tests.deals import seeds_where, ties_when_lowest_played
 from tests.e2e.api_client import Api, play_online_to_the_end
 from tests.e2e.test_coins import coins, member, wallets_add_up
 from tests.e2e.test_coins import player_id as player_id_of
+from tests.e2e.test_reward_cap import Clock
 from tests.e2e.test_turn_clock import FakeClock, drain
 
 STAKE = 100
@@ -241,17 +242,9 @@ async def test_a_reward_on_its_way_is_pending_until_delivered(
         assert "first_game" in {b["name"] for b in view["reward"]["badges"]}
 
 
-class DayClock:
-    def __init__(self) -> None:
-        self.now = datetime(2032, 7, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 async def one_day(database_url: str) -> AsyncIterator[Api]:
-    app = create_app(database_url, clock=DayClock(), run_clock=False, rate_limit_per_second=0)
+    app = create_app(database_url, clock=Clock(), run_clock=False, rate_limit_per_second=0)
     async with AsyncTestClient(app=app) as client:
         yield Api(client)
 
