@@ -32,7 +32,7 @@ from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
-from service.store.projections import Statement
+from service.store.rows import TokenGuard
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -116,7 +116,7 @@ class _Request(NamedTuple):
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
-    guard: Callable[[], Statement] | None
+    guard: Callable[[], TokenGuard] | None
 
     @property
     def stream(self) -> str:
@@ -218,7 +218,7 @@ class Play:
         player: Player,
         game_id: str,
         move: AnyMove,
-        guard: Callable[[], Statement] | None,
+        guard: Callable[[], TokenGuard] | None,
     ) -> Decided:
         return await self.decide(
             game_id,
@@ -239,14 +239,14 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
-        guard: Callable[[], Statement] | None = None,
+        guard: Callable[[], TokenGuard] | None = None,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
         instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
         state after its first run, or refused with `MoveIdReused` if its
-        `metadata["move_digest"]` differs. `guard` gives a statement the append must pass
-        (`EventStore.append`)."""
+        `metadata["move_digest"]` differs. `guard` gives the check the append must pass
+        (`EventLog.append`)."""
         request = _Request(game_id, intent, command_id, metadata, guard)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")

@@ -23,8 +23,8 @@ from service.domain.ledger import (
     WIN_COINS,
     WIN_XP,
 )
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.money import Money
 from tests.deals import seeds_where, ties_when_lowest_played
 from tests.e2e.api_client import Api, play_online_to_the_end
@@ -180,7 +180,7 @@ async def timed(database_url: str, clock: FakeClock) -> AsyncIterator[Api]:
 def second(pool: Pool, clock: FakeClock) -> Any:
     """Another instance of the service on the same database and clock: it fires the timers
     and relays the outbox as each instance's worker does."""
-    return bootstrap(EventStore(pool), pool, clock=clock)
+    return bootstrap(postgres_ports(pool), clock=clock)
 
 
 async def test_an_abandoned_game_gives_every_buy_in_back_and_no_reward(

@@ -21,6 +21,7 @@ from service.domain.refusals import Refused
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
 from service.usecases.play import ChooseStem, Confirm
 from tests.coins import count
@@ -113,7 +114,7 @@ async def run(
 ) -> None:
     clock = FakeClock()
     store = EventStore(pool)
-    swarm = bootstrap(store, pool, clock=clock, hasher=FAST_HASHER)
+    swarm = bootstrap(postgres_ports(pool, store), clock=clock, hasher=FAST_HASHER)
     accounts = swarm.accounts
     players = []
     for i in range(PLAYERS):
