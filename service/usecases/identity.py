@@ -70,16 +70,19 @@ class TokenCheck:
     revoked on any instance fails at once (`GuardRefused` from the write, else `Unauthorized`),
     and `service.usecases.play` answers nothing before one of the two has passed."""
 
-    def __init__(self, identity: Identity, token: str, player: Player) -> None:
+    def __init__(
+        self, identity: Identity, token: str, player: Player, hashed: bytes | None = None
+    ) -> None:
         self.identity = identity
         self.token = token
         self.player = player
+        self.hashed = hashed if hashed is not None else token_hash(token)
 
     def guard(self) -> tuple[str, tuple[object, ...]]:
         """The check as a statement for `EventStore.append(guard=...)`."""
         return (
             _REQUIRE_TOKEN,
-            (token_hash(self.token), self.player.player_id, self.identity.ctx.clock()),
+            (self.hashed, self.player.player_id, self.identity.ctx.clock()),
         )
 
     async def verify(self) -> None:
@@ -146,8 +149,9 @@ class Identity:
     def check(self, token: str) -> TokenCheck | None:
         """The token's check, to be made with the caller's write, if this instance has seen
         the token valid before (so knows whose it is); None: `authenticate` it first."""
-        player = self._players.get(token_hash(token))
-        return None if player is None else TokenCheck(self, token, player)
+        hashed = token_hash(token)
+        player = self._players.get(hashed)
+        return None if player is None else TokenCheck(self, token, player, hashed)
 
     def forget(self, token: str) -> None:
         self._players.pop(token_hash(token), None)
