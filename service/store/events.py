@@ -62,6 +62,8 @@ import msgspec
 
 from service.domain import chain
 from service.store.pool import Pool
+from service.store.projections import guard_statement, statement
+from service.store.rows import Row, TokenGuard
 
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
@@ -367,6 +369,24 @@ class EventStore:
         self._heads = _Heads()
 
     async def append(
+        self,
+        *appends: StreamAppend,
+        metadata: Mapping[str, Any] | None = None,
+        command: tuple[str, str] | None = None,
+        also: Sequence[Row] = (),
+        guard: TokenGuard | None = None,
+    ) -> list[RecordedEvent]:
+        """`port.EventLog.append`: the rows and the guard as their statements
+        (`service.store.projections`), in `append_statements`' one round trip."""
+        return await self.append_statements(
+            *appends,
+            metadata=metadata,
+            command=command,
+            also=[statement(row) for row in also],
+            guard=None if guard is None else guard_statement(guard),
+        )
+
+    async def append_statements(
         self,
         *appends: StreamAppend,
         metadata: Mapping[str, Any] | None = None,

@@ -52,7 +52,6 @@ from service.domain.transfers import (
     ReleaseStake,
     TransferUnion,
     decide_delivery,
-    decode_transfer,
 )
 from service.store.events import DuplicateCommand
 from service.usecases.context import Context, stream
@@ -63,40 +62,10 @@ from service.usecases.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
-_ACCOUNT_HOLDERS = "select player_id from accounts where player_id = any($1::text[])"
-
 # The relay: transfers not delivered `RELAY_AFTER` after they were written (the request that
 # wrote them delivers them itself, so these are the ones a crash or an outage cut short),
 # claimed so that each goes to one instance at a time.
 RELAY_AFTER = timedelta(seconds=2)
-_CLAIM_TRANSFERS = """
-select table_id, transfer_id, transfer::text from money_outbox
- where created_at <= now() - $1::interval
- order by created_at
- limit $2
-   for update skip locked
-"""
-_DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
-# One round trip to learn there is nothing to relay (the usual answer), before claiming.
-_ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
-
-_UNSETTLED_HOLDS = """
-select player_id, hold_id, table_id, amount from stake_holds
- where settled_at is null and held_at <= now() - $1::interval
- order by held_at
- limit $2
-"""
-_SETTLE_HOLD = "update stake_holds set settled_at = now() where player_id = $1 and hold_id = $2"
-
-# Wallets holding more than their `stake_holds` rows account for: holds made before holds had
-# ids (before migration 0013), which no table will ever take now.
-_LEGACY_HOLDERS = """
-select w.player_id from wallets w
- where w.held > coalesce((select sum(h.amount) from stake_holds h
-                           where h.player_id = w.player_id), 0)
- limit $1
-"""
-_HOLDS_BY_TABLE = "select table_id, sum(amount) from stake_holds where player_id = $1 group by 1"
 # How often each instance looks: for transfers to relay, holds to expire, legacy holds.
 RELAY_EVERY, EXPIRE_EVERY, LEGACY_SWEEP_EVERY = 2.0, 10.0, 300.0  # seconds
 
@@ -125,6 +94,9 @@ class Money:
         self.ctx = ctx
         self.repository = repository
         self.turns = turns
+        self.outbox = ctx.ports.outbox
+        self.holds = ctx.ports.holds
+        self.accounts = ctx.ports.accounts
 
     # --- sitting down: the wallet holds, the table takes ---------------------------------------
 
@@ -260,15 +232,13 @@ class Money:
         ):
             return
         finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
-        rows = await self.ctx.pool.fetch(
-            _ACCOUNT_HOLDERS, [pid for pid in finishers if pid is not None]
-        )
+        holders = await self.accounts.holders([pid for pid in finishers if pid is not None])
         day = self.ctx.clock().astimezone(UTC).date().isoformat()
-        for row in rows:
-            seat = finishers[row["player_id"]]
+        for player_id in holders:
+            seat = finishers[player_id]
             uow.transfer(
                 GrantReward(
-                    player_id=row["player_id"],
+                    player_id=player_id,
                     table_id=uow.table.table_id,
                     game_id=game.game_id,
                     won=seat.number in game.winners,
@@ -286,9 +256,7 @@ class Money:
         for transfer in transfers:
             try:
                 await self._deliver(transfer)
-                await self.ctx.pool.execute(
-                    _DELETE_TRANSFER, transfer.table_id, transfer.transfer_id
-                )
+                await self.outbox.delivered(transfer)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -331,12 +299,12 @@ class Money:
         may call this at once: SKIP LOCKED gives each row to one of them, and a row delivered
         but not deleted (a crash between the two) is delivered again as a duplicate."""
         delivered = 0
-        if not await self.ctx.pool.fetchval(_ANY_DUE, after):
+        if not await self.outbox.any_due(after):
             return 0
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            for table_id, transfer_id, text in await conn.fetch(_CLAIM_TRANSFERS, after, limit):
-                await self._deliver(decode_transfer(text))
-                await conn.execute(_DELETE_TRANSFER, table_id, transfer_id)
+        async with self.outbox.claim_due(after, limit) as claim:
+            for transfer in claim.transfers:
+                await self._deliver(transfer)
+                await claim.delivered(transfer)
                 delivered += 1
         return delivered
 
@@ -344,12 +312,12 @@ class Money:
         """Give back holds older than `after` that their table never took (a sit-down cut short
         between its two steps). Returns how many were given back."""
         given_back = 0
-        for row in await self.ctx.pool.fetch(_UNSETTLED_HOLDS, after, limit):
-            hold = Hold(row["player_id"], row["table_id"], row["hold_id"], row["amount"])
+        for row in await self.holds.unsettled(after, limit):
+            hold = Hold(row.player_id, row.table_id, row.hold_id, row.amount)
             if await self.give_back(hold, actor="hold_expiry"):
                 given_back += 1
             else:  # the table decided it: taken (then it leaves with the pot or the person)
-                await self.ctx.pool.execute(_SETTLE_HOLD, hold.player_id, hold.hold_id)
+                await self.holds.settle(hold.player_id, hold.hold_id)
         return given_back
 
     async def release_legacy_holds(self, limit: int = 50) -> int:
@@ -357,8 +325,8 @@ class Money:
         in a rolling deploy): the table's side no longer takes a hold without an id, so its
         wallet gives it back on its own. Their people stay seated and play that first game
         without a stake in its pot. Returns how many wallets were released."""
-        holders = await self.ctx.pool.fetch(_LEGACY_HOLDERS, limit)
-        for (player_id,) in holders:
+        holders = await self.holds.legacy_holders(limit)
+        for player_id in holders:
             await self._release_legacy(player_id)
         return len(holders)
 
@@ -368,8 +336,7 @@ class Money:
             wallet = await uow.wallet(player_id)
             # Read after the wallet: a hold appended in between makes the append below
             # conflict (and this decide again), so no hold with an id is taken for a legacy one.
-            rows = await self.ctx.pool.fetch(_HOLDS_BY_TABLE, player_id)
-            with_ids: dict[str, int] = {row[0]: row[1] for row in rows}
+            with_ids = await self.holds.held_by_table(player_id)
             events = [
                 StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
                 for table_id, amount in wallet.holds

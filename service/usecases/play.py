@@ -32,7 +32,7 @@ from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
-from service.store.projections import Statement
+from service.store.rows import TokenGuard
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -92,10 +92,19 @@ _ANSWERS = (Refused, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 class Decided(NamedTuple):
     """What `Play.decide` answers: the state after the command (after its first run, for a
-    repeat), and whether that is this call's own append."""
+    repeat), whether that is this call's own append, and whether the command was a repeat."""
 
     state: GameState
     appended: bool
+    repeat: bool = False
+
+
+class Moved(NamedTuple):
+    """A move's answer: the mover's view after it, and whether the move was a repeat of one
+    already applied (its `move_id` seen before: nothing was written this time)."""
+
+    view: GameView
+    replayed: bool
 
 
 # The command to decide on a state of the game; None when the caller has no seat in it.
@@ -107,7 +116,7 @@ class _Request(NamedTuple):
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
-    guard: Callable[[], Statement] | None
+    guard: Callable[[], TokenGuard] | None
 
     @property
     def stream(self) -> str:
@@ -167,7 +176,7 @@ class Play:
 
     async def submit_move(
         self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
-    ) -> GameView:
+    ) -> Moved:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
         answer (a repeat, a refusal) is given, so a revoked token never gets one."""
@@ -176,7 +185,7 @@ class Play:
         else:
             decided = await self._checked_move(player, game_id, move, check)
         seat = seat_of(decided.state, player.player_id)
-        return game_view(decided.state, seat, self.ctx.clock())
+        return Moved(game_view(decided.state, seat, self.ctx.clock()), replayed=decided.repeat)
 
     async def _checked_move(
         self, player: Player, game_id: str, move: AnyMove, check: TokenCheck
@@ -200,7 +209,7 @@ class Play:
         player: Player,
         game_id: str,
         move: AnyMove,
-        guard: Callable[[], Statement] | None,
+        guard: Callable[[], TokenGuard] | None,
     ) -> Decided:
         return await self.decide(
             game_id,
@@ -221,14 +230,14 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
-        guard: Callable[[], Statement] | None = None,
+        guard: Callable[[], TokenGuard] | None = None,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
         instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
         state after its first run, or refused with `MoveIdReused` if its
-        `metadata["move_digest"]` differs. `guard` gives a statement the append must pass
-        (`EventStore.append`)."""
+        `metadata["move_digest"]` differs. `guard` gives the check the append must pass
+        (`EventLog.append`)."""
         request = _Request(game_id, intent, command_id, metadata, guard)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")
@@ -324,4 +333,5 @@ class Play:
                     "This move_id was already used in this game for a different move; "
                     "send each new move with a new move_id."
                 )
-        return Decided(await self.repository.game_at(request.game_id, version), appended=False)
+        state = await self.repository.game_at(request.game_id, version)
+        return Decided(state, appended=False, repeat=True)
