@@ -498,8 +498,8 @@ class EventStore:
         # Every row carries the same metadata (the append's): decoded once, not once a row.
         shared = {rows[0][5]: _METADATA_DECODER.decode(rows[0][5])} if rows else {}
         recorded = [_to_event(r, shared) for r in rows]
-        heads = {e.stream: e for e in recorded}  # each stream's last event (rows in order)
-        for e in heads.values():
+        last = {e.stream: e for e in recorded}  # each stream's last event (rows in order)
+        for e in last.values():
             self._heads.saw(e.stream, e.version, e.hash, e.chain)
         return recorded
 
