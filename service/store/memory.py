@@ -107,7 +107,7 @@ class _Ticket:
 
 
 @dataclass
-class Tables:
+class MemoryTables:
     """Every table but the log's, as PostgreSQL keeps them (keys as its primary keys)."""
 
     clock: Callable[[], datetime] = _now
@@ -217,9 +217,11 @@ class Tables:
 class InMemoryEventStore:
     """`port.EventLog` in memory; its rows go to `tables`."""
 
-    def __init__(self, clock: Callable[[], datetime] = _now, tables: Tables | None = None) -> None:
+    def __init__(
+        self, clock: Callable[[], datetime] = _now, tables: MemoryTables | None = None
+    ) -> None:
         self._clock = clock
-        self.tables = tables if tables is not None else Tables(clock=clock)
+        self.tables = tables if tables is not None else MemoryTables(clock=clock)
         self._streams: dict[str, list[RecordedEvent]] = {}
         self._log: list[RecordedEvent] = []
         self._commands: dict[tuple[str, str], int] = {}
@@ -386,12 +388,8 @@ class InMemoryEventStore:
 
 
 class InMemoryDealSecrets:
-    def __init__(self, tables: Tables | None = None) -> None:
-        self.tables = tables if tables is not None else Tables()
-
-    def keep(self, game_id: str, server_seed: bytes) -> None:
-        """A seed kept directly (a test that writes a deal straight into the log)."""
-        self.tables.secrets[game_id] = server_seed
+    def __init__(self, tables: MemoryTables | None = None) -> None:
+        self.tables = tables if tables is not None else MemoryTables()
 
     async def server_seed(self, game_id: str) -> bytes | None:
         return self.tables.secrets.get(game_id)
@@ -407,7 +405,7 @@ class _TimerClaim:
 
 
 class InMemoryTimers:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     @asynccontextmanager
@@ -441,7 +439,7 @@ class _OutboxClaim:
 
 
 class InMemoryOutbox:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     def _due(self, older_than: timedelta) -> list[tuple[tuple[str, str], _Owed]]:
@@ -469,9 +467,13 @@ class InMemoryOutbox:
     async def delivered(self, transfer: TransferUnion) -> None:
         self.tables.outbox.pop((transfer.table_id, transfer.transfer_id), None)
 
+    async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
+        owed = self.tables.outbox.get((table_id, transfer_id))
+        return None if owed is None else owed.transfer
+
 
 class InMemoryStakeHolds:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def unsettled(self, older_than: timedelta, limit: int) -> list[StakeHold]:
@@ -500,7 +502,7 @@ class InMemoryStakeHolds:
 
 
 class InMemoryAccounts:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def registered(self, player_id: str) -> bool:
@@ -527,7 +529,7 @@ class InMemoryAccounts:
 
 
 class InMemoryLoginAttempts:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def attempt(
@@ -553,7 +555,7 @@ class InMemoryLoginAttempts:
 
 
 class InMemorySignUps:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def count(self, key: str, at: datetime, since: datetime, allowed: int) -> datetime | None:
@@ -567,7 +569,7 @@ class InMemorySignUps:
 
 
 class InMemoryAccessTokens:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def issue(self, token: AccessToken) -> None:
@@ -590,7 +592,7 @@ class InMemoryAccessTokens:
 
 
 class InMemoryStreamTickets:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def issue(
@@ -619,7 +621,7 @@ class InMemoryStreamTickets:
 
 
 class InMemoryLobby:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def page(
@@ -648,7 +650,7 @@ class InMemoryLobby:
 
 
 class InMemoryTableMembership:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def tables_of(self, player_id: str, limit: int) -> list[str]:
@@ -658,7 +660,7 @@ class InMemoryTableMembership:
 
 
 class InMemoryStandings:
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
     async def coins(self, player_id: str) -> WalletBalance | None:
@@ -704,7 +706,7 @@ class InMemoryStandings:
 def memory_ports(clock: Callable[[], datetime] = _now) -> Ports:
     """Every port on one set of in-memory tables; `clock` stamps what PostgreSQL's `now()`
     would (the log's times, a hold's or a transfer's age)."""
-    tables = Tables(clock=clock)
+    tables = MemoryTables(clock=clock)
     return Ports(
         log=InMemoryEventStore(clock, tables),
         secrets=InMemoryDealSecrets(tables),

@@ -10,7 +10,7 @@ from service.store.credentials import (
     StoredStreamTickets,
 )
 from service.store.events import EventStore
-from service.store.money import StoredOutbox, StoredStakeHolds
+from service.store.outbox import StoredOutbox, StoredStakeHolds
 from service.store.pool import Pool
 from service.store.port import Ports
 from service.store.reads import StoredLobby, StoredStandings, StoredTableMembership

@@ -114,7 +114,7 @@ async def test_a_sit_down_racing_its_give_back_ends_one_way(swarm: Swarm) -> Non
     # them together never splits a hold.)
 
 
-async def test_a_transfer_relayed_twice_lands_once(swarm: Swarm, pool: Pool) -> None:
+async def test_a_transfer_relayed_twice_lands_once(swarm: Swarm) -> None:
     (ann,) = await people(swarm, 1)
     table_id = str(uuid.uuid4())
     pay = PayPot(player_id=ann.player_id, table_id=table_id, game_id="g", amount=7, reason="won")
