@@ -522,6 +522,8 @@ export class GameScreen {
   drawGameBar() {
     const v = this.shown;
     const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${v.turns}`;
+    // A redraw (a late view or table update) must not drop the focus to <body>.
+    const hadFocus = document.activeElement?.matches?.("button.show-result");
     replace(
       this.gameBar,
       h("span", { class: "turn" }, turnText),
@@ -533,6 +535,7 @@ export class GameScreen {
       this.meadowToggle,
       v.phase !== "ended" && v.you ? this.leaveButton() : null
     );
+    if (hadFocus) this.gameBar.querySelector("button.show-result")?.focus();
   }
 
   toggleMeadow() {
