@@ -48,19 +48,21 @@ def _tails(rate: float, size: int) -> Floats:
     return table
 
 
-def _risks(
-    cards: Ints,
-    tops: Ints,
-    lens: Ints,
-    sums: Ints,
-    alive: Ints,
-    rate: float,
-    own_gap: bool = False,
-) -> Floats:
-    """The heuristic's risk of every bee in `cards` (P, S, h), as `expert._draw` costs it; with
-    `own_gap`, as `heuristic.py` does: counting only the other hands' bees between a stem's top
-    and it (a seat knows its own), each played this turn with the chance `rate`."""
+class _Landing(NamedTuple):
+    """Where each bee of `cards` (P, S, h) would land now, if nobody else's got there first."""
+
+    top: Ints  # the top bee it lands on (0 when too low)
+    too_low: npt.NDArray[np.bool_]
+    need: Ints  # bees the stem still takes before a sixth (0 or less: this one is the sixth)
+    held: Ints  # the stings on that stem
+    gap: Ints  # the bees still in hands between the top and it (the seat's own not counted)
+
+
+def _landing(
+    cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints, own_gap: bool = True
+) -> _Landing:
     games, size = alive.shape
+    h = cards.shape[2]
     rows = np.arange(games)
     # below[p, x]: the highest stem top under bee x (-1: none), from each top's position
     marks = np.full((games, size), -1, dtype=np.int64)
@@ -76,16 +78,38 @@ def _risks(
     too_low = top < 0
     top = np.maximum(top, 0)
     stem = (rows * 4)[:, None, None] + stem_at.take(at + top)
-    need = STEM_CAPACITY - lens.take(stem)
-    held = sums.take(stem)
     gap = counted.take(at + cards - 1) - counted.take(at + top)
-    if own_gap:  # minus this seat's own bees in the gap: those below the bee, less those <= top
-        h = cards.shape[2]
-        under = np.arange(h)[None, None, :]
-        at_or_below_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
-        gap = gap - (under - at_or_below_top)
-    tail = _tails(rate, size)[np.maximum(need, 0), gap]
-    cost = tail * (held + 1.5 * need) + 0.001 * (cards - top)
+    if own_gap:  # minus the seat's own bees in the gap: those below it, less those <= the top
+        mine_to_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
+        gap = gap - (np.arange(h)[None, None, :] - mine_to_top)
+    return _Landing(top, too_low, STEM_CAPACITY - lens.take(stem), sums.take(stem), gap)
+
+
+def _risks(
+    cards: Ints,
+    tops: Ints,
+    lens: Ints,
+    sums: Ints,
+    alive: Ints,
+    rate: float,
+    own_gap: bool = False,
+) -> Floats:
+    """The heuristic's risk of every bee in `cards` (P, S, h): a too-low bee costs the cheapest
+    stem (and half a sting), a sixth its stem, any other the chance that enough bees land
+    first (Poisson, `rate` arrivals per bee still in hands between the top and it) times what
+    the stem would hold. Without `own_gap` the seat's own bees count in the gap too (the hard
+    level's model, with `rate` scaled down for it); with it, as `heuristic.py` counts."""
+    landing = _landing(cards, tops, lens, sums, alive, own_gap)
+    return _cost(landing, sums, _tails(rate, alive.shape[1]), cards)
+
+
+def _cost(landing: _Landing, sums: Ints, tails: Floats, tie: Ints | None = None) -> Floats:
+    """`_risks` from where the bees land; `tie` (the bees): a thousandth of a sting for each
+    number between a landing bee and its top, so the tighter of two safe bees is preferred."""
+    top, too_low, need, held, gap = landing
+    cost = tails[np.maximum(need, 0), gap] * (held + 1.5 * need)
+    if tie is not None:
+        cost = cost + 0.001 * (tie - top)
     cost = np.where(need <= 0, held, cost)
     low_cost = sums.min(axis=1)[:, None, None] + 0.5
     risk: Floats = np.where(too_low, low_cost, cost)
@@ -98,32 +122,12 @@ FEATURES = 12  # what a learned playout policy sees of each bee in a hand (`feat
 def features(cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints) -> Floats:
     """What a learned player sees of each bee in `cards` (P, S, h): (P, S, h, FEATURES), all
     from its seat's view (its hand, the stems, which bees are still in hands)."""
-    games, size = alive.shape
+    size = alive.shape[1]
     h = cards.shape[2]
-    rows = np.arange(games)
-    marks = np.full((games, size), -1, dtype=np.int64)
-    for i in range(4):
-        marks[rows, tops[:, i] + 1] = tops[:, i]
-    below = np.maximum.accumulate(marks, axis=1)
-    stem_at = np.zeros((games, size), dtype=np.int64)
-    for i in range(4):
-        stem_at[rows, tops[:, i]] = i
-    counted = np.cumsum(alive, axis=1)
-    at = (rows * size)[:, None, None]
-    top = below.take(at + cards)
-    too_low = top < 0
-    top = np.maximum(top, 0)
-    stem = (rows * 4)[:, None, None] + stem_at.take(at + top)
-    need = STEM_CAPACITY - lens.take(stem)
-    held = sums.take(stem)
+    landing = _landing(cards, tops, lens, sums, alive)
+    top, too_low, need, held, gap = landing
     under = np.arange(h)[None, None, :]
-    mine_to_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
-    gap = counted.take(at + cards - 1) - counted.take(at + top) - (under - mine_to_top)
-    tail = _tails(1 / h, size)[np.maximum(need, 0), gap]
-    risk = tail * (held + 1.5 * need)
-    risk = np.where(need <= 0, held, risk)
-    low_cost = sums.min(axis=1)[:, None, None] + 0.5
-    risk = np.where(too_low, low_cost, risk)
+    risk = _cost(landing, sums, _tails(1 / h, size))
     deck_n = size - 2
     late = 1 - h / 10
     value = cards / deck_n
