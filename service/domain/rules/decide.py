@@ -92,7 +92,7 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
             _require_in_hand(seat, bee)  # raises the refusal
         confirmed = PickConfirmed(seat=number, bee=bee)
         for other in seats:
-            if other.confirmed is None and not other.left and other.info.seat != number:
+            if other.confirmed is None and not other.left and other is not seat:
                 return evolve(state, confirmed), [confirmed]  # another seat has still to pick
         cascade = _Cascade(state, command.at)
         cascade.events.append(confirmed)

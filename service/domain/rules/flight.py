@@ -44,7 +44,7 @@ def too_low_stem(stems: Sequence[Sequence[int]], stings: Sequence[int] | None = 
     """The stem (1–4) a too-low bee takes when nobody chooses (seed §5): the fewest stings, then
     the fewest bees, then the lowest number. `stings`, each stem's stings, if already known."""
     if stings is None:
-        stings = [pile_stings(stem) for stem in stems]
+        stings = list(map(pile_stings, stems))
     best = 0
     for index in range(1, len(stems)):
         if stings[index] < stings[best] or (

@@ -52,7 +52,8 @@ def evolve(state: GameState, event: Event) -> GameState:
     of all, changes one seat: it is applied by the same `_confirmed` without a working copy."""
     if type(event) is PickConfirmed:
         seats = list(state.seats)
-        seats[event.seat - 1] = _confirmed(seats[event.seat - 1], event)
+        index = event.seat - 1
+        seats[index] = _confirmed(seats[index], event)
         return replace(state, seats=tuple(seats), version=state.version + 1)
     work = Folding(state)
     work.apply(event)
@@ -207,7 +208,7 @@ class Folding:
             self._took(event.seat, event.taken)
             self.stems[index] = (event.bee,)
         else:
-            self.stems[index] = (*self.stems[index], event.bee)
+            self.stems[index] += (event.bee,)
 
     def _stem_choice_required(self, event: StemChoiceRequired) -> None:
         self.phase = "choosing"
@@ -253,9 +254,9 @@ class Folding:
         took = pile_stings(taken)
         seats[number - 1] = replace(
             seat,
-            pile=(*seat.pile, *taken),
+            pile=seat.pile + taken,
             stings=seat.stings + took,
-            biggest_take=max(seat.biggest_take, took),
+            biggest_take=took if took > seat.biggest_take else seat.biggest_take,
         )
 
 
