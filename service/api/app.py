@@ -28,7 +28,7 @@ from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 
 from service import __version__, metrics
-from service.api import limits, problems
+from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
@@ -42,14 +42,17 @@ from service.api.table_routes import TableController
 from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
-from service.store.events import EventStore
+from service.store.idempotency import PostgresIdempotencyRecords
 from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
+from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
 from service.usecases.errors import Busy
 
 # Lobby-wide figures for /metrics are refreshed this often (one indexed count per instance).
 GAMES_GAUGE_INTERVAL = 5.0
+# Expired idempotency keys' records are deleted this often.
+IDEMPOTENCY_SWEEP_INTERVAL = 600.0
 # Closing the pool waits for connections in use; past this, they are terminated.
 POOL_CLOSE_TIMEOUT = 2.0
 # Connections of this process's own for the turn clock and the outbox relay (with the sweeper
@@ -135,8 +138,7 @@ def create_app(
         app.state.pool = pool
         app.state.expected_migrations = expected_migrations()
         service = bootstrap(
-            EventStore(pool),
-            pool,
+            postgres_ports(pool),
             clock=clock,
             server_seeds=server_seeds,
             wakeups=wakeups,
@@ -145,10 +147,14 @@ def create_app(
             hold_expiry=config.hold_expiry,
         )
         app.state.service = service
-        timers = relay = None
+        records = PostgresIdempotencyRecords(pool)
+        setattr(app.state, idempotency.RECORDS, records)
+        setattr(app.state, idempotency.CLOCK, clock)
+        timers = relay = sweeper = None
         if reserved is not None:
             timers = asyncio.create_task(_on_reserved(reserved, service.clock.run()))
             relay = asyncio.create_task(_on_reserved(reserved, service.money.run()))
+            sweeper = asyncio.create_task(_on_reserved(reserved, _sweep(records, clock)))
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
         restore_signals = drain_on_signals(asyncio.get_running_loop())
         try:
@@ -157,7 +163,7 @@ def create_app(
             restore_signals()
             # Shutdown: the server has already stopped accepting, ended the streams (edge.py)
             # and let requests in flight finish. Each step is bounded and quiet.
-            for task in (timers, relay, gauges):
+            for task in (timers, relay, sweeper, gauges):
                 if task is not None:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
@@ -211,7 +217,7 @@ def create_app(
     ]
     if config.metrics:
         handlers.append(Metrics)  # requests by operation are recorded by the edge layer
-    middleware += [*rate_limit(config.rate_limit), limits.input_guard]
+    middleware += [*rate_limit(config.rate_limit), limits.input_guard, idempotency.idempotency]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
 
@@ -250,6 +256,14 @@ async def _on_reserved(reserved: Pool, work: Coroutine[Any, Any, None]) -> None:
     await work
 
 
+async def _sweep(records: PostgresIdempotencyRecords, clock: Clock) -> None:
+    """Delete idempotency keys' records past their 24 hours (a lookup ignores them anyway)."""
+    while True:
+        with contextlib.suppress(Exception):  # a database outage shows in /health/ready
+            await records.sweep(clock())
+        await asyncio.sleep(IDEMPOTENCY_SWEEP_INTERVAL)
+
+
 async def _refresh_gauges(pool: Pool) -> None:
     while True:
         with contextlib.suppress(Exception):  # a database outage shows in /health/ready
@@ -266,7 +280,13 @@ def cors_config(origins: list[str]) -> CORSConfig | None:
     return CORSConfig(
         allow_origins=origins,
         allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-        allow_headers=["Authorization", "Content-Type", "Last-Event-ID", "X-Request-ID"],
+        allow_headers=[
+            "Authorization",
+            "Content-Type",
+            "Idempotency-Key",
+            "Last-Event-ID",
+            "X-Request-ID",
+        ],
         expose_headers=[
             "Retry-After",
             "WWW-Authenticate",
@@ -276,6 +296,7 @@ def cors_config(origins: list[str]) -> CORSConfig | None:
             "RateLimit-Remaining",
             "RateLimit-Reset",
             "RateLimit-Policy",
+            "Idempotent-Replayed",
         ],
         # Bearer tokens, not cookies: no credentials, so no origin can ride a browser session.
         allow_credentials=False,

@@ -29,10 +29,10 @@ GENERIC: dict[str, str] = {
     "deadline": "When the clock runs out (UTC); null when untimed.",
     "taken": "The bees taken, bottom of the stem first.",
     "reason": "Why.",
-    "move_id": "Your id for this move, 1 to 64 characters, unique among your moves in this "
-    "game (per player and game: a UUID is a good choice). The same move sent again with the "
-    "same `move_id` is applied once and answered the same; a different move with it is "
-    "refused (`move-id-reused`).",
+    "move_id": "Your id for this move, 1 to 64 characters, unique per player per game (a "
+    "UUID is a good choice): the move's idempotency key. The same move sent again with the "
+    "same `move_id` is applied once and answered the same, with `Idempotent-Replayed: true`; "
+    "a different move with it is refused (`move-id-reused`).",
     "password": "The account's password.",
     "token": "Your bearer token: send it as `Authorization: Bearer <token>`.",
     "stake": "Coins each person puts in; 0 for a free table.",

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from uuid import UUID
 
 import structlog
-from litestar import Controller, Request, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -34,6 +34,7 @@ from service.api.dependencies import (
     stream_viewer,
     strict_body,
 )
+from service.api.idempotency import OWN_KEY, REPLAYED
 from service.api.problems import responses
 from service.api.sse import (
     NO_ACCESS_LOG,
@@ -53,6 +54,8 @@ from service.domain.views import GameView
 from service.usecases.play import AnyMove
 
 log = structlog.get_logger(__name__)
+
+REPLAYED_HEADER = {REPLAYED: "true"}
 
 
 class GameController(Controller):
@@ -76,16 +79,20 @@ class GameController(Controller):
         status_code=200,
         responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
         dependencies=MOVER,
+        opt={OWN_KEY: True},  # `move_id` is the move's idempotency key
     )
     async def submit_move(
         self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, mover: Moving
-    ) -> GameView:
+    ) -> Response[GameView]:
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
-        Bee players react at once. Resending a move with its `move_id` returns the same result
-        and writes nothing; a different move with a `move_id` already used in this game is
-        refused with 409 `move-id-reused`. Integers are JSON numbers without a fraction (`17`
+        Bee players react at once. `move_id` is the move's idempotency key, per player per
+        game: resending a move with its `move_id` returns the same result, marked
+        `Idempotent-Replayed: true`, and writes nothing; a different move with a `move_id` you
+        already used in this game is refused with 409 `move-id-reused`. (This operation takes
+        no `Idempotency-Key`.) Integers are JSON numbers without a fraction (`17`
         or `17.0`, never `"17"`); a stem other than 1 to 4 is 422 `stem-out-of-range`."""
-        return await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
+        moved = await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
+        return Response(moved.view, headers=REPLAYED_HEADER if moved.replayed else None)
 
     @get(
         "/{game_id:uuid}/export",

@@ -39,7 +39,7 @@ from litestar.openapi.plugins import (
     SwaggerRenderPlugin,
 )
 
-from service.api import examples
+from service.api import examples, idempotency
 from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem
@@ -660,6 +660,27 @@ HEADERS: dict[str, dict[str, Any]] = {
         required=False,
     ),
 }
+HEADERS[idempotency.REPLAYED] = _header(
+    "`true` when this answer is a replay: the request (its `Idempotency-Key`, or a move's "
+    "`move_id`) was answered before, and this is that answer again; nothing was done this "
+    "time. Absent on a first answer.",
+    {"type": "string", "enum": ["true"]},
+    required=False,
+)
+IDEMPOTENCY_PARAMETER = {
+    "name": idempotency.HEADER,
+    "in": "header",
+    "required": False,
+    "description": "Your key for this request, to retry it safely: the same key with the same "
+    "request (method, path, query, JSON body) within 24 hours gets the first answer again, "
+    "with `Idempotent-Replayed: true`, and nothing is done twice; the same key with another "
+    "request is 409 `idempotency-key-reused`; while the first request with it has not "
+    "answered, 409 `idempotency-key-in-use` (with `Retry-After`). Only a success is kept: "
+    "after a refusal the key may be used again. Keys are yours alone (scoped to your bearer "
+    "token, or to your address when you send none). Use a new random key (a UUID) for each "
+    "new request: anyone with the key and your token (or address) could read its answer.",
+    "schema": {"type": "string", "pattern": idempotency.KEY_PATTERN},
+}
 RATE_LIMIT_HEADERS = (
     "RateLimit-Limit",
     "RateLimit-Remaining",
@@ -668,7 +689,7 @@ RATE_LIMIT_HEADERS = (
 )
 
 
-def _headers_of(path: str, status: int, cached: bool) -> list[str]:
+def _headers_of(path: str, status: int, cached: bool, replayable: bool) -> list[str]:
     """The headers an answer of `path` with `status` carries (service/api/edge.py sends the
     first two on every answer, and Retry-After and WWW-Authenticate where they belong)."""
     names = ["X-Request-ID", API_VERSION_HEADER]
@@ -680,10 +701,12 @@ def _headers_of(path: str, status: int, cached: bool) -> list[str]:
         names.append("WWW-Authenticate")
     if cached and 200 <= status < 300:
         names.append("Cache-Control")
+    if replayable and 200 <= status < 300:
+        names.append(idempotency.REPLAYED)
     return names
 
 
-def declare_headers(document: dict[str, Any]) -> None:
+def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
     """Every answer's headers, as named components (`components.headers`)."""
     document["components"]["headers"] = HEADERS
     for path, _method, operation in _operations(document):
@@ -692,8 +715,21 @@ def declare_headers(document: dict[str, Any]) -> None:
             cached = "cache-control" in declared or "Cache-Control" in declared
             response["headers"] = {
                 name: {"$ref": f"#/components/headers/{name}"}
-                for name in _headers_of(path, int(key), cached)
+                for name in _headers_of(
+                    path, int(key), cached, operation["operationId"] in replayable
+                )
             }
+
+
+def keyed_operations(app: Litestar) -> tuple[set[str], set[str]]:
+    """(the operations that take an `Idempotency-Key`, those whose own key is in the body)."""
+    keyed: set[str] = set()
+    own: set[str] = set()
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if "POST" in handler.http_methods and handler.operation_id:
+                (own if handler.opt.get(idempotency.OWN_KEY) else keyed).add(handler.operation_id)
+    return keyed, own
 
 
 def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
@@ -710,21 +746,29 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     open_enums(document, components)
     stream_messages(components)
     document["components"]["schemas"] = dict(sorted(components.items()))
+    document["components"]["parameters"] = {"IdempotencyKey": IDEMPOTENCY_PARAMETER}
+    keyed, own_key = keyed_operations(app)
 
     for _path, _method, operation in _operations(document):
         op_id = operation["operationId"]
+        if op_id in keyed:
+            operation.setdefault("parameters", []).append(
+                {"$ref": "#/components/parameters/IdempotencyKey"}
+            )
         operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
         security = operation.setdefault("security", [])
         operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
-            if parameter["in"] == "path" and parameter["name"] in PATH_PARAMETERS:
+            if parameter.get("in") == "path" and parameter["name"] in PATH_PARAMETERS:
                 parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
-            if parameter["in"] == "query":
+            if parameter.get("in") == "query":
                 _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
         responses = operation["responses"]
         statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
         statuses |= {400, 500}  # an unknown query parameter is refused everywhere
+        if op_id in keyed:
+            statuses |= {409}  # idempotency-key-in-use, idempotency-key-reused
         if body is not None:
             statuses |= {400, 408, 413, 415}  # 408: the body came too slowly (the edge)
             media = body["content"]["application/json"]
@@ -779,7 +823,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]
         operation["responses"] = dict(sorted(responses.items()))
-    declare_headers(document)
+    declare_headers(document, keyed | own_key)
     return document
 
 

@@ -234,6 +234,20 @@ CATALOGUE: dict[str, Entry] = {
         "Someone else changed the same thing at the same moment.",
         "Retry the request (a move with the same `move_id`).",
     ),
+    # --- retrying safely (service/api/idempotency.py) ---
+    "idempotency-key-reused": Entry(
+        409,
+        "This `Idempotency-Key` was already used, within 24 hours, for another request (another "
+        "method, path or body); nothing was done.",
+        "Send each new request with a new key (a UUID); retry a request only with its own key "
+        "and the very same body.",
+    ),
+    "idempotency-key-in-use": Entry(
+        409,
+        "The first request with this `Idempotency-Key` has not answered yet; nothing was done.",
+        "Retry after `Retry-After` seconds with the same key: you get the first request's "
+        "answer once it has one.",
+    ),
     # --- moves ---
     "move-id-reused": Entry(
         409,

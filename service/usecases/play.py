@@ -32,7 +32,7 @@ from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
-from service.store.projections import Statement
+from service.store.rows import TokenGuard
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -92,10 +92,19 @@ _ANSWERS = (Refused, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 class Decided(NamedTuple):
     """What `Play.decide` answers: the state after the command (after its first run, for a
-    repeat), and whether that is this call's own append."""
+    repeat), whether that is this call's own append, and whether the command was a repeat."""
 
     state: GameState
     appended: bool
+    repeat: bool = False
+
+
+class Moved(NamedTuple):
+    """A move's answer: the mover's view after it, and whether the move was a repeat of one
+    already applied (its `move_id` seen before: nothing was written this time)."""
+
+    view: GameView
+    replayed: bool
 
 
 # The command to decide on a state of the game; None when the caller has no seat in it.
@@ -107,7 +116,7 @@ class _Request(NamedTuple):
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
-    guard: Callable[[], Statement] | None
+    guard: Callable[[], TokenGuard] | None
 
     @property
     def stream(self) -> str:
@@ -162,12 +171,21 @@ class Play:
         head = await self.ctx.store.read_stream(
             stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
         )
-        view = game_view(state, seat, self.ctx.clock())
+        view = await self._view(state, seat)
         return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+
+    async def _view(self, state: GameState, seat: int | None) -> GameView:
+        """The view from `seat`, and once an online game has ended, what it paid (the pot, and
+        the reward of the person in `seat`: their own, the caller's)."""
+        view = game_view(state, seat, self.ctx.clock())
+        if state.phase != "ended":
+            return view
+        pot, reward = await self.deals.money.paid(state, seat)
+        return msgspec.structs.replace(view, pot=pot, reward=reward)
 
     async def submit_move(
         self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
-    ) -> GameView:
+    ) -> Moved:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
         answer (a repeat, a refusal) is given, so a revoked token never gets one."""
@@ -176,7 +194,7 @@ class Play:
         else:
             decided = await self._checked_move(player, game_id, move, check)
         seat = seat_of(decided.state, player.player_id)
-        return game_view(decided.state, seat, self.ctx.clock())
+        return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
 
     async def _checked_move(
         self, player: Player, game_id: str, move: AnyMove, check: TokenCheck
@@ -200,7 +218,7 @@ class Play:
         player: Player,
         game_id: str,
         move: AnyMove,
-        guard: Callable[[], Statement] | None,
+        guard: Callable[[], TokenGuard] | None,
     ) -> Decided:
         return await self.decide(
             game_id,
@@ -221,14 +239,14 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
-        guard: Callable[[], Statement] | None = None,
+        guard: Callable[[], TokenGuard] | None = None,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
         instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
         state after its first run, or refused with `MoveIdReused` if its
-        `metadata["move_digest"]` differs. `guard` gives a statement the append must pass
-        (`EventStore.append`)."""
+        `metadata["move_digest"]` differs. `guard` gives the check the append must pass
+        (`EventLog.append`)."""
         request = _Request(game_id, intent, command_id, metadata, guard)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")
@@ -324,4 +342,5 @@ class Play:
                     "This move_id was already used in this game for a different move; "
                     "send each new move with a new move_id."
                 )
-        return Decided(await self.repository.game_at(request.game_id, version), appended=False)
+        state = await self.repository.game_at(request.game_id, version)
+        return Decided(state, appended=False, repeat=True)

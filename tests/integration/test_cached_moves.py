@@ -13,8 +13,8 @@ import pytest
 from service.bootstrap import Swarm, bootstrap
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import AlreadyConfirmed
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
 from service.usecases.play import ChooseStem, Confirm
 
@@ -46,7 +46,7 @@ async def _settle(swarm: Swarm, people: dict[int, Player], game_id: str) -> Game
 
 async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     # Two instances: their own event stores (head caches), repositories (game caches) and turns.
-    a, b = bootstrap(EventStore(pool), pool), bootstrap(EventStore(pool), pool)
+    a, b = bootstrap(postgres_ports(pool)), bootstrap(postgres_ports(pool))
     host, _ = await a.identity.create_guest("Host")
     guest, _ = await a.identity.create_guest("Guest")
     table = await a.tables.create_table(host, 2, 0, None)
@@ -68,7 +68,7 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
 
     # B's cache is stale (the deal): there the host's confirm looks like turn 1's. The append
     # refuses that version, and it is decided again on one fresh read: turn 2's confirm.
-    view = await b.play.submit_move(host, game_id, _confirm("h2", turn_2.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(host, game_id, _confirm("h2", turn_2.seat(1).hand[0]))
     assert reads_b == [game_id]
     assert view.turn == 2 and view.confirmed == turn_2.seat(1).hand[0]
 
@@ -86,7 +86,7 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     # confirmed): a refusal decided on a cache is checked on a fresh read before it is
     # answered, and there it is turn 3's confirm, accepted.
     reads_b.clear()
-    view = await b.play.submit_move(host, game_id, _confirm("h4", turn_3.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(host, game_id, _confirm("h4", turn_3.seat(1).hand[0]))
     assert reads_b == [game_id]
     assert view.turn == 3 and view.confirmed == turn_3.seat(1).hand[0]
 
