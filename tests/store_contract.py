@@ -465,7 +465,10 @@ class PortsContract:
             async with ports.outbox.claim_due(timedelta(0), 10_000) as rival:
                 assert ours(rival) == []
             await claim.delivered(owed[0])
+        assert await ports.outbox.owed(table, owed[1].transfer_id) == owed[1]
         await ports.outbox.delivered(owed[1])  # by the request that wrote it
+        assert await ports.outbox.owed(table, owed[1].transfer_id) is None
+        assert await ports.outbox.owed(new_id("t"), owed[2].transfer_id) is None  # its table's
         async with ports.outbox.claim_due(timedelta(0), 10_000) as claim:
             assert ours(claim) == [owed[2]]
             await claim.delivered(owed[2])

@@ -467,6 +467,10 @@ class InMemoryOutbox:
     async def delivered(self, transfer: TransferUnion) -> None:
         self.tables.outbox.pop((transfer.table_id, transfer.transfer_id), None)
 
+    async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
+        owed = self.tables.outbox.get((table_id, transfer_id))
+        return None if owed is None else owed.transfer
+
 
 class InMemoryStakeHolds:
     def __init__(self, tables: MemoryTables) -> None:

@@ -22,6 +22,7 @@ select transfer::text from money_outbox
    for update skip locked
 """
 _DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
+_OWED = "select transfer::text from money_outbox where table_id = $1 and transfer_id = $2"
 # One round trip to learn there is nothing to relay (the usual answer), before claiming.
 _ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
 
@@ -68,6 +69,10 @@ class StoredOutbox:
 
     async def delivered(self, transfer: TransferUnion) -> None:
         await self._pool.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
+
+    async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
+        text = await self._pool.fetchval(_OWED, table_id, transfer_id)
+        return None if text is None else decode_transfer(text)
 
 
 class StoredStakeHolds:

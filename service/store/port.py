@@ -149,6 +149,10 @@ class Outbox(Protocol):
         """Delivered by the request that wrote it: gone from the outbox."""
         ...
 
+    async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
+        """The transfer, while it is still in the outbox (not known delivered); else None."""
+        ...
+
 
 class StakeHolds(Protocol):
     async def unsettled(self, older_than: timedelta, limit: int) -> list[StakeHold]:

@@ -48,15 +48,18 @@ class TokenCheck:
     revoked on any instance fails at once (`GuardRefused` from the write, else `Unauthorized`),
     and `service.usecases.play` answers nothing before one of the two has passed."""
 
-    def __init__(self, identity: Identity, token: str, player: Player) -> None:
+    def __init__(
+        self, identity: Identity, token: str, player: Player, hashed: bytes | None = None
+    ) -> None:
         self.identity = identity
         self.token = token
         self.player = player
+        self.hashed = hashed if hashed is not None else token_hash(token)
 
     def guard(self) -> TokenGuard:
         """The check as the guard of an append (`EventLog.append(guard=...)`)."""
         return TokenGuard(
-            token_hash=token_hash(self.token),
+            token_hash=self.hashed,
             player_id=self.player.player_id,
             at=self.identity.ctx.clock(),
         )
@@ -119,8 +122,9 @@ class Identity:
     def check(self, token: str) -> TokenCheck | None:
         """The token's check, to be made with the caller's write, if this instance has seen
         the token valid before (so knows whose it is); None: `authenticate` it first."""
-        player = self._players.get(token_hash(token))
-        return None if player is None else TokenCheck(self, token, player)
+        hashed = token_hash(token)
+        player = self._players.get(hashed)
+        return None if player is None else TokenCheck(self, token, player, hashed)
 
     def forget(self, token: str) -> None:
         self._players.pop(token_hash(token), None)

@@ -33,8 +33,8 @@ from typing import Literal
 
 import structlog
 
-from service.domain.ledger import StakeReleased, decide_hold, split_pot
-from service.domain.players import GameRecorded
+from service.domain.ledger import StakeReleased, decide_hold, decode_wallet_event, split_pot
+from service.domain.players import GameRecorded, game_records
 from service.domain.rules.engine import GameState
 from service.domain.tables import (
     BuyInHeld,
@@ -44,6 +44,7 @@ from service.domain.tables import (
     Stake,
     decide_buy_in,
     decide_return_buy_in,
+    decode_table_event,
 )
 from service.domain.transfers import (
     CommitStake,
@@ -52,7 +53,9 @@ from service.domain.transfers import (
     ReleaseStake,
     TransferUnion,
     decide_delivery,
+    reward_transfer_id,
 )
+from service.domain.views import PotView, RewardView, pot_view, reward_view
 from service.store.events import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
@@ -247,6 +250,52 @@ class Money:
                     day=day,
                 )
             )
+
+    # --- what a game paid ----------------------------------------------------------------------
+
+    async def paid(
+        self, game: GameState, seat: int | None
+    ) -> tuple[PotView | None, RewardView | None]:
+        """What an ended online game paid: its pot seat by seat (public), and the reward of
+        the person in `seat` (the caller's own seat: None for a spectator), each read from
+        where it is decided. The pot is the table's (`pot_formed`, `pot_settled`). A reward is
+        looked for in the outbox first, then on the record and in the wallet, so that one
+        delivered between the two reads is found in the second and one on its way is
+        `pending`, never missing."""
+        if game.phase != "ended":
+            return None, None
+        table = await self.repository.table(game.table_id)
+        if table.mode != "online":
+            return None, None
+        pot = await self._pot(game) if table.stake else None
+        person = game.seat(seat).info.player_id if seat is not None else None
+        if person is None:
+            return pot, None
+        owed = await self.outbox.owed(game.table_id, reward_transfer_id(game.game_id, person))
+        records = game_records(
+            (r.type, r.data) for r in await self.ctx.store.read_stream(stream("player", person))
+        )
+        wallet = [
+            decode_wallet_event(r.data)
+            for r in await self.ctx.store.read_stream(stream("wallet", person))
+        ]
+        return pot, reward_view(
+            game.game_id, owed if isinstance(owed, GrantReward) else None, records, wallet
+        )
+
+    async def _pot(self, game: GameState) -> PotView | None:
+        formed = settled = None
+        for r in await self.ctx.store.read_stream(stream("table", game.table_id)):
+            if r.type not in ("pot_formed", "pot_settled"):
+                continue
+            event = decode_table_event(r.data)
+            if isinstance(event, PotFormed) and event.game_id == game.game_id:
+                formed = event
+            elif isinstance(event, PotSettled) and event.game_id == game.game_id:
+                settled = event
+        if formed is None or settled is None:
+            return None  # a game without a buy-in (Play again), or one dealt before pots
+        return pot_view(game, formed, settled)
 
     # --- delivery -----------------------------------------------------------------------------
 

@@ -171,8 +171,17 @@ class Play:
         head = await self.ctx.store.read_stream(
             stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
         )
-        view = game_view(state, seat, self.ctx.clock())
+        view = await self._view(state, seat)
         return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+
+    async def _view(self, state: GameState, seat: int | None) -> GameView:
+        """The view from `seat`, and once an online game has ended, what it paid (the pot, and
+        the reward of the person in `seat`: their own, the caller's)."""
+        view = game_view(state, seat, self.ctx.clock())
+        if state.phase != "ended":
+            return view
+        pot, reward = await self.deals.money.paid(state, seat)
+        return msgspec.structs.replace(view, pot=pot, reward=reward)
 
     async def submit_move(
         self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
@@ -185,7 +194,7 @@ class Play:
         else:
             decided = await self._checked_move(player, game_id, move, check)
         seat = seat_of(decided.state, player.player_id)
-        return Moved(game_view(decided.state, seat, self.ctx.clock()), replayed=decided.repeat)
+        return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
 
     async def _checked_move(
         self, player: Player, game_id: str, move: AnyMove, check: TokenCheck

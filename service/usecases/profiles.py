@@ -10,7 +10,7 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.ledger import BADGES, PlayerStats
+from service.domain.ledger import Badge, PlayerStats, badges
 from service.usecases.context import Context
 from service.usecases.errors import NotFound
 from service.usecases.identity import Player
@@ -21,11 +21,6 @@ LeaderboardOrder = Literal["wins", "xp"]
 class Coins(msgspec.Struct, frozen=True, kw_only=True):
     balance: int  # spendable
     held: int  # reserved for buy-in tables that have not started yet
-
-
-class Badge(msgspec.Struct, frozen=True, kw_only=True):
-    name: str
-    description: str
 
 
 class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
@@ -65,10 +60,6 @@ class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
 
 def level(xp: int) -> int:
     return PlayerStats(xp=xp).level
-
-
-def badges(names: list[str] | tuple[str, ...]) -> tuple[Badge, ...]:
-    return tuple(Badge(name=n, description=BADGES.get(n, n)) for n in names)
 
 
 class Profiles:
