@@ -44,6 +44,8 @@ export const ADVICE_BY_CODE = {
   "illegal-move": "That is not allowed right now. The board has caught up: decide again.",
   "insufficient-coins": "You don't have enough coins for this buy-in. Choose a free table or a smaller buy-in.",
   "move-id-reused": "The board sent that move twice. Reload the page.",
+  "idempotency-key-in-use": "The same request is still on its way. Wait a moment, then look again.",
+  "idempotency-key-reused": "The board sent two different requests under one key. Reload the page and try again.",
   "name-taken": "Someone has that name (or one that looks the same). Choose another.",
   "no-game-to-replay": "No game has ended at this table yet.",
   "no-game-to-seed": "There is no next game to give a seed to yet.",

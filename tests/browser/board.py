@@ -189,3 +189,30 @@ def resume_as(page: Any, base: str, person: dict[str, Any], game: str, mode: str
     )
     page.goto(f"{base}/#/game/{game}")
     page.locator(".hand button.bee").first.wait_for()
+
+
+def play_lowest(base: str, people: dict[int, dict[str, Any]], game: str) -> dict[str, Any]:
+    """Each person (by seat) confirms their lowest bee, and takes the cheapest stem when too
+    low, until the game ends (as tests/e2e/api_client.py `play_online_to_the_end`)."""
+    n = 0
+    while True:
+        for seat, person in people.items():
+            headers = {"authorization": f"Bearer {person['token']}"}
+            view: dict[str, Any] = httpx.get(f"{base}/games/{game}", headers=headers).json()
+            if view["phase"] == "ended":
+                return view
+            if view["seats"][seat - 1]["status"] == "left":
+                continue
+            if view["phase"] == "choosing" and view["choice"]["yours"]:
+                move = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
+            elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+                move = {"type": "confirm", "bee": view["hand"][0]}
+            else:
+                continue
+            n += 1
+            answer = httpx.post(
+                f"{base}/games/{game}/moves",
+                json={**move, "move_id": f"{seat}-{n}-{time.monotonic_ns()}"},
+                headers=headers,
+            )
+            answer.raise_for_status()
