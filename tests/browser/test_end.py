@@ -7,27 +7,17 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from typing import Any
 
 import httpx
 
+from tests.browser.board import account as _account
 from tests.browser.board import guest, play_lowest, verdict
 from tests.browser.reach import SIZES
 
 
 def _auth(person: dict[str, Any]) -> dict[str, str]:
     return {"authorization": f"Bearer {person['token']}"}
-
-
-def _account(base: str, name: str) -> dict[str, Any]:
-    response = httpx.post(
-        f"{base}/accounts",
-        json={"name": f"{name}{uuid.uuid4().hex[:6]}", "password": "correct horse"},
-    )
-    response.raise_for_status()
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def _two_at_a_table(

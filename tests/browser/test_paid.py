@@ -10,8 +10,9 @@ from typing import Any
 
 import httpx
 
+from tests.browser.board import account as _account
 from tests.browser.board import play_lowest
-from tests.browser.test_end import _account, _auth, _open_as, _two_at_a_table, _wait_ended
+from tests.browser.test_end import _auth, _open_as, _two_at_a_table, _wait_ended
 
 
 def _me(base: str, person: dict[str, Any]) -> dict[str, Any]:
