@@ -32,7 +32,7 @@ from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
-from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
+from service.api.docs_ui import STATIC_PATH, docs_policy, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
 from service.api.game_routes import GameController
 from service.api.history_routes import HistoryController
@@ -217,7 +217,12 @@ def create_app(
     ]
     if config.metrics:
         handlers.append(Metrics)  # requests by operation are recorded by the edge layer
-    middleware += [*rate_limit(config.rate_limit), limits.input_guard, idempotency.idempotency]
+    middleware += [
+        *rate_limit(config.rate_limit),
+        limits.input_guard,
+        idempotency.idempotency,
+        docs_policy,
+    ]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
 
