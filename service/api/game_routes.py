@@ -35,7 +35,7 @@ from service.api.dependencies import (
     strict_body,
 )
 from service.api.idempotency import OWN_KEY, REPLAYED
-from service.api.problems import responses
+from service.api.problems import refuses
 from service.api.sse import (
     NO_ACCESS_LOG,
     STREAM_DESCRIPTION,
@@ -50,8 +50,20 @@ from service.api.sse import (
 )
 from service.domain.analysis import TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
+from service.domain.rules.errors import (
+    AlreadyConfirmed,
+    BeeNotInHand,
+    GameNotOver,
+    GameNotStarted,
+    GameOver,
+    NothingTapped,
+    NotYourDecision,
+    SeatNotPlaying,
+    StemOutOfRange,
+)
 from service.domain.views import GameView
-from service.usecases.play import AnyMove
+from service.usecases.errors import Conflict, Forbidden, NotFound
+from service.usecases.play import AnyMove, MoveIdReused
 
 log = structlog.get_logger(__name__)
 
@@ -65,7 +77,8 @@ class GameController(Controller):
     tags = ["games"]
     security = AUTH
 
-    @get("/{game_id:uuid}", operation_id="getGame", responses=responses(400, 401, 403, 404, 503))
+    @get("/{game_id:uuid}", operation_id="getGame")
+    @refuses(NotFound, Forbidden)
     async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
         """The caller's view: their hand, the stems, every seat's stings, pile and status, the
         forecast for each bee in hand, and any too-low choice with the cost of each stem; every
@@ -77,9 +90,22 @@ class GameController(Controller):
         "/{game_id:uuid}/moves",
         operation_id="submitMove",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
         dependencies=MOVER,
         opt={OWN_KEY: True},  # `move_id` is the move's idempotency key
+    )
+    @refuses(
+        NotFound,
+        Forbidden,
+        MoveIdReused,
+        Conflict,
+        StemOutOfRange,
+        BeeNotInHand,
+        AlreadyConfirmed,
+        NothingTapped,
+        NotYourDecision,
+        SeatNotPlaying,
+        GameNotStarted,
+        GameOver,
     )
     async def submit_move(
         self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, mover: Moving
@@ -97,8 +123,8 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/export",
         operation_id="exportGame",
-        responses=responses(400, 401, 404, 409, 503),
     )
+    @refuses(NotFound, GameNotOver)
     async def export_game(
         self, game_id: FromPath[UUID], service: Service, player: Caller
     ) -> GameExport:
@@ -110,8 +136,8 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/analysis",
         operation_id="analyseTurn",
-        responses=responses(400, 401, 404, 409, 503),
     )
+    @refuses(NotFound, GameNotOver, SeatNotPlaying)
     async def analyse_turn(
         self,
         game_id: FromPath[UUID],
@@ -134,8 +160,8 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/verification",
         operation_id="verifyGame",
-        responses=responses(400, 401, 404, 409, 503),
     )
+    @refuses(NotFound, GameNotOver)
     async def verify_game(
         self,
         game_id: FromPath[UUID],
@@ -196,8 +222,8 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/events",
         operation_id="listGameEvents",
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def list_game_events(
         self,
         game_id: FromPath[UUID],
@@ -221,8 +247,8 @@ class GameController(Controller):
         operation_id="createGameStreamTicket",
         cache_control=NO_STORE,
         status_code=201,
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def create_game_stream_ticket(
         self, game_id: FromPath[UUID], service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
@@ -240,6 +266,7 @@ class GameController(Controller):
         security=STREAM_SECURITY,
         responses=_stream_responses(STREAM_DESCRIPTION),
     )
+    @refuses(NotFound, Forbidden)
     async def stream_game_events(
         self,
         game_id: FromPath[UUID],

@@ -10,7 +10,8 @@ from litestar import Controller, get
 from litestar.params import FromPath, Parameter
 
 from service.api.dependencies import AUTH, VIEWER, Caller, Service, strict_body
-from service.api.problems import responses
+from service.api.problems import refuses
+from service.usecases.errors import Forbidden, NotFound, VersionNotFound
 from service.usecases.history import GameStateAt, GameSteps
 
 
@@ -24,8 +25,8 @@ class HistoryController(Controller):
     @get(
         "/{game_id:uuid}/states/{version:int}",
         operation_id="getGameState",
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, VersionNotFound, Forbidden)
     async def get_game_state(
         self,
         game_id: FromPath[UUID],
@@ -58,8 +59,8 @@ class HistoryController(Controller):
     @get(
         "/{game_id:uuid}/steps",
         operation_id="listGameSteps",
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def list_game_steps(
         self, game_id: FromPath[UUID], service: Service, player: Caller
     ) -> GameSteps:

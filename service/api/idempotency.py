@@ -42,6 +42,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 from service.api.limits import client_address
+from service.api.problems import title_of
 from service.store.idempotency import IdempotencyRecords
 
 HEADER = "Idempotency-Key"
@@ -134,13 +135,11 @@ def takes_key(scope: Scope) -> bool:
     )
 
 
-def _problem(
-    status: int, code: str, title: str, detail: str, *extra: tuple[bytes, bytes]
-) -> list[Message]:
+def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -> list[Message]:
     body = msgspec.json.encode(
         {
             "type": f"urn:swarm:problem:{code}",
-            "title": title,
+            "title": title_of(code),
             "status": status,
             "detail": detail,
             "code": code,
@@ -162,18 +161,15 @@ def _problem(
 
 BAD_KEY = (
     "bad-request",
-    "The request is malformed",
     f"{HEADER} must be 16 to 255 visible ASCII characters (a UUID is a good key).",
 )
 REUSED = (
     "idempotency-key-reused",
-    "This Idempotency-Key was used for another request",
     f"This {HEADER} was already used, within 24 hours, with another method, path or body; "
     "send each new request with a new key.",
 )
 IN_USE = (
     "idempotency-key-in-use",
-    "A request with this Idempotency-Key is still in progress",
     "The first request with this key has not answered yet; retry after `Retry-After` seconds.",
 )
 

@@ -42,7 +42,7 @@ from litestar.openapi.plugins import (
 from service.api import examples, idempotency
 from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.limits import NOT_RATE_LIMITED
-from service.api.problems import CATALOGUE, Problem
+from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
 from service.usecases.streams import TableLogEntry, VisibleEvent
 
@@ -111,16 +111,20 @@ PATH_PARAMETERS = {
     "player_id": "The player's id",
 }
 
-EXTRA_STATUSES = {
-    # Statuses the handlers' declared lists leave out, found by reading the code paths.
-    "createTable": (403, 409),
-}
-
 STATUS_DESCRIPTIONS = {
     400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
+    401: "Missing or unknown bearer token",
+    403: "Not the caller's to see or do (not seated here, or not the host)",
+    404: "No such table or game",
     408: "The body did not arrive in time",
+    409: "Not allowed now (a rule, or the table's state)",
+    413: "Request body too large",
     415: "The body is not `application/json`",
+    422: "Can never be valid (a stem that does not exist, a name with hidden characters)",
+    429: "Too many requests from this player or address, or too many new players from "
+    "this address (see Retry-After)",
     500: "A bug in the server (report it with the `X-Request-ID` response header)",
+    503: "The database is not reachable, or the service is overloaded (see Retry-After)",
 }
 
 # Links for clients and for schemathesis' stateful phase: where an answer's ids lead next.
@@ -481,6 +485,30 @@ def open_enums(document: dict[str, Any], components: dict[str, Any]) -> None:
     }
 
 
+# --- what an answer always holds -----------------------------------------------------------
+
+# Structs not encoded as they are: a problem is written by the problem-details plugin, which
+# leaves out what is null (service/api/problems.py).
+NOT_ENCODED_AS_STRUCTS = {"Problem", "ProblemField"}
+
+
+def always_present(document: dict[str, Any], components: dict[str, Any], types: list[Any]) -> None:
+    """Every property of an answer's struct is required: msgspec writes every field of a struct
+    (no struct here omits defaults), so a field with a default is optional to send, never
+    absent from an answer. A struct that requests use too keeps its defaults optional."""
+    requests = _request_schemas(document, components)
+    for cls in _structs(types):
+        name = cls.__name__
+        schema = components.get(name)
+        if name in requests or name in NOT_ENCODED_AS_STRUCTS or schema is None:
+            continue
+        assert not cls.__struct_config__.omit_defaults, name  # then defaults may be absent
+        if "properties" in schema:
+            schema["required"] = sorted(schema["properties"])
+    # A problem always has these (problems.problem, the edge's own): `extra` only when known.
+    components["Problem"]["required"] = ["code", "detail", "status", "title", "type"]
+
+
 # --- the streams' messages ---------------------------------------------------------------------
 
 STREAM_MESSAGES = {"VisibleEvent": "GameStreamMessage", "TableLogEntry": "TableStreamMessage"}
@@ -567,11 +595,11 @@ def _integers(node: Any) -> Any:
     return node
 
 
-def _problem_response(status: int, description: str) -> dict[str, Any]:
-    codes = sorted(c for c, e in CATALOGUE.items() if e.status == status)
+def _problem_response(status: int, description: str, codes: list[str]) -> dict[str, Any]:
     listed = ", ".join(f"`{c}`" for c in codes)
     return {
         "description": description + (f". Codes: {listed}." if listed else "."),
+        PROBLEM_CODES: codes,
         "content": {
             "application/problem+json": {
                 "schema": {"$ref": REF.format(name="Problem")},
@@ -721,6 +749,53 @@ def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
             }
 
 
+# --- what each operation can refuse with ---------------------------------------------------
+
+# The key of a problem response listing its codes (the same as its description's "Codes:").
+PROBLEM_CODES = "x-problem-codes"
+# The operations that read no database.
+NO_DATABASE = {"healthLive"}
+
+
+def route_handlers(app: Litestar) -> dict[str, Any]:
+    """Each operation's route handler, by operation id."""
+    return {
+        handler.operation_id: handler
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", ())
+        if isinstance(getattr(handler, "operation_id", None), str)
+    }
+
+
+def common_codes(path: str, operation: dict[str, Any], keyed: bool) -> set[str]:
+    """What an operation can be refused with whatever its handler does: a malformed request
+    (an unknown query parameter is refused everywhere), a bug, shedding past capacity, the
+    database gone, the rate limit, a bearer token refused, a body too large, slow or not JSON,
+    an idempotency key reused or in use (service/api/edge.py, admission.py, limits.py,
+    idempotency.py)."""
+    codes = {"bad-request", "internal-error", "overloaded"}
+    if operation["operationId"] not in NO_DATABASE:
+        codes.add("database-unavailable")
+    if not any(re.match(p, path) for p in NOT_RATE_LIMITED):
+        codes.add("too-many-requests")
+    if any(requirement for requirement in operation.get("security", ())):
+        codes.add("unauthorized")
+    body = operation.get("requestBody")
+    if body is not None:
+        codes |= {"body-too-large", "unsupported-media-type", "request-timeout"}
+        if body.get("required", False):
+            codes.add("body-required")
+    if keyed:
+        codes |= {"idempotency-key-reused", "idempotency-key-in-use"}
+    return codes
+
+
+def operation_codes(path: str, operation: dict[str, Any], handler: Any, keyed: bool) -> set[str]:
+    """Every code an operation can answer with: the common ones, and what its handler declares
+    (`problems.refuses`)."""
+    return common_codes(path, operation, keyed) | set(declared_codes(handler))
+
+
 def keyed_operations(app: Litestar) -> tuple[set[str], set[str]]:
     """(the operations that take an `Idempotency-Key`, those whose own key is in the body)."""
     keyed: set[str] = set()
@@ -744,12 +819,14 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     describe(components, types)
     _name_schema(components)
     open_enums(document, components)
+    always_present(document, components, types)
     stream_messages(components)
     document["components"]["schemas"] = dict(sorted(components.items()))
     document["components"]["parameters"] = {"IdempotencyKey": IDEMPOTENCY_PARAMETER}
     keyed, own_key = keyed_operations(app)
 
-    for _path, _method, operation in _operations(document):
+    handlers = route_handlers(app)
+    for path, _method, operation in _operations(document):
         op_id = operation["operationId"]
         if op_id in keyed:
             operation.setdefault("parameters", []).append(
@@ -765,12 +842,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
         responses = operation["responses"]
-        statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
-        statuses |= {400, 500}  # an unknown query parameter is refused everywhere
-        if op_id in keyed:
-            statuses |= {409}  # idempotency-key-in-use, idempotency-key-reused
         if body is not None:
-            statuses |= {400, 408, 413, 415}  # 408: the body came too slowly (the edge)
             media = body["content"]["application/json"]
             variants = media["schema"].get("oneOf", [])
             if {"type": "null"} in variants:  # an optional body: absent, `{}` or null
@@ -781,14 +853,16 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
             request_examples = examples.requests().get(op_id)
             if request_examples:
                 media["examples"] = request_examples
+        codes = operation_codes(path, operation, handlers[op_id], op_id in keyed)
+        statuses = {int(s) for s in responses} | {CATALOGUE[c].status for c in codes}
         for status in sorted(statuses):
             key = str(status)
             if status >= 400:
-                current = responses.get(key, {})
-                description = current.get("description") or STATUS_DESCRIPTIONS.get(
-                    status, "Refused"
+                responses[key] = _problem_response(
+                    status,
+                    STATUS_DESCRIPTIONS.get(status, "Refused"),
+                    sorted(c for c in codes if CATALOGUE[c].status == status),
                 )
-                responses[key] = _problem_response(status, description.rstrip("."))
         for key, response in responses.items():
             if int(key) >= 400:
                 continue

@@ -13,7 +13,7 @@ from litestar import get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusController
 
-from service.api.problems import problem, responses
+from service.api.problems import problem, refuses
 from service.store.migrate import migration_files
 
 
@@ -32,12 +32,14 @@ def expected_migrations() -> list[str]:
 
 
 @get("/health/live", operation_id="healthLive", tags=["operations"])
+@refuses()
 async def health_live() -> Liveness:
     """The process is up and serving HTTP. No database call."""
     return Liveness(status="ok")
 
 
-@get("/health/ready", operation_id="healthReady", tags=["operations"], responses=responses(503))
+@get("/health/ready", operation_id="healthReady", tags=["operations"])
+@refuses("migrations-pending")
 async def health_ready(state: State) -> Readiness:
     """Ready for traffic: the database answers and every migration on disk is applied."""
     expected: list[str] = state.expected_migrations
@@ -48,7 +50,6 @@ async def health_ready(state: State) -> Readiness:
         raise problem(
             503,
             "migrations-pending",
-            "Migrations pending",
             f"{len(expected) - applied} of {len(expected)} migrations are not applied yet; "
             "run `swarm migrate`.",
             **{"Retry-After": "5"},

@@ -12,7 +12,9 @@ from litestar.params import JSONBody
 from service.api.bodies import NO_STORE, GuestIn, GuestOut, Health
 from service.api.dependencies import Service, strict_body
 from service.api.limits import client_address
-from service.api.problems import responses
+from service.api.problems import refuses
+from service.domain.names import InvalidName
+from service.usecases.identity import TooManySignUps
 
 
 class GuestController(Controller):
@@ -25,8 +27,8 @@ class GuestController(Controller):
         operation_id="createGuest",
         status_code=201,
         cache_control=NO_STORE,
-        responses=responses(400, 413, 422, 503),
     )
+    @refuses(InvalidName, TooManySignUps)
     async def create_guest(
         self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
     ) -> GuestOut:
@@ -44,8 +46,8 @@ class GuestController(Controller):
     operation_id="health",
     tags=["operations"],
     before_request=strict_body,
-    responses=responses(400, 503),
 )
+@refuses()
 async def health(service: Service) -> Health:
     """Liveness and database readiness."""
     await service.ctx.pool.fetchval("SELECT 1")

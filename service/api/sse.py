@@ -14,7 +14,6 @@ from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.bodies import StreamTicketOut
-from service.api.problems import responses
 from service.usecases.streams import MAX_VERSION, AnyLogEntry, entry_type
 
 _EVENT_ENCODER = msgspec.json.Encoder()
@@ -99,7 +98,6 @@ def _stream_responses(description: str) -> dict[int, ResponseSpec]:
             media_type="text/event-stream",
             generate_examples=False,
         ),
-        **responses(400, 401, 403, 404, 503),
     }
 
 

@@ -36,7 +36,7 @@ from service.api.dependencies import (
     stream_viewer,
     strict_body,
 )
-from service.api.problems import responses
+from service.api.problems import refuses
 from service.api.sse import (
     NO_ACCESS_LOG,
     STREAM_SECURITY,
@@ -49,8 +49,28 @@ from service.api.sse import (
     _ticket_out,
     stream_start,
 )
+from service.domain.ledger import InsufficientCoins
 from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.rules.errors import InvalidSeats
 from service.domain.rules.events import ClockSettings
+from service.domain.seeds import NothingToReveal, SeedDoesNotMatch, SeedsStillOpen
+from service.domain.tables import (
+    AlreadySeated,
+    BeesNotAllowed,
+    BuyInNeedsAccount,
+    GameInProgress,
+    InvalidTable,
+    NoGameToReplay,
+    NoGameToSeed,
+    NotEnoughPeople,
+    NotHost,
+    NotSeated,
+    SeedsAreClosed,
+    TableClosed,
+    TableFull,
+    TooManyTables,
+)
+from service.usecases.errors import Conflict, Forbidden, NotFound
 from service.usecases.tables import TableView
 
 log = structlog.get_logger(__name__)
@@ -67,8 +87,8 @@ class TableController(Controller):
         "/solo-tables",
         operation_id="createSoloTable",
         status_code=201,
-        responses=responses(400, 401, 413, 422, 503),
     )
+    @refuses(InvalidSeats, InvalidTable, Conflict)
     async def create_solo_table(
         self, data: JSONBody[SoloTableIn], service: Service, player: Caller
     ) -> TableView:
@@ -84,8 +104,8 @@ class TableController(Controller):
         "/tables",
         operation_id="createTable",
         status_code=201,
-        responses=responses(400, 401, 409, 413, 422, 503),
     )
+    @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
     async def create_table(
         self, data: JSONBody[TableIn], service: Service, player: Caller
     ) -> TableView:
@@ -100,8 +120,8 @@ class TableController(Controller):
     @get(
         "/tables",
         operation_id="listTables",
-        responses=responses(400, 401, 503),
     )
+    @refuses()
     async def list_tables(
         self,
         service: Service,
@@ -131,8 +151,8 @@ class TableController(Controller):
     @get(
         "/tables/{table_id:uuid}",
         operation_id="getTable",
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def get_table(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
@@ -144,7 +164,19 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/seats",
         operation_id="joinTable",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        AlreadySeated,
+        BuyInNeedsAccount,
+        GameInProgress,
+        TableFull,
+        InsufficientCoins,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def join_table(
         self,
@@ -160,8 +192,8 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/leave",
         operation_id="leaveTable",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
     )
+    @refuses(NotFound, NotSeated, TableClosed, Conflict)
     async def leave_table(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
@@ -175,7 +207,18 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/start",
         operation_id="startGame",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        NotHost,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def start_game(
         self,
@@ -192,7 +235,19 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/bees",
         operation_id="fillWithBees",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        NotHost,
+        BeesNotAllowed,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def fill_with_bees(
         self,
@@ -211,7 +266,17 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/games",
         operation_id="playAgain",
         status_code=201,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def play_again(
         self,
@@ -229,8 +294,8 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/seed",
         operation_id="contributeSeed",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 503),
     )
+    @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def contribute_seed(
         self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
@@ -243,8 +308,8 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/seed-commitment",
         operation_id="commitSeed",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 503),
     )
+    @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def commit_seed(
         self,
         table_id: FromPath[UUID],
@@ -262,7 +327,17 @@ class TableController(Controller):
         "/tables/{table_id:uuid}/seed-reveal",
         operation_id="revealSeed",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    @refuses(
+        NotFound,
+        NothingToReveal,
+        SeedDoesNotMatch,
+        SeedsStillOpen,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def reveal_seed(
         self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
@@ -276,8 +351,8 @@ class TableController(Controller):
         operation_id="createTableStreamTicket",
         cache_control=NO_STORE,
         status_code=201,
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def create_table_stream_ticket(
         self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
@@ -295,6 +370,7 @@ class TableController(Controller):
         security=STREAM_SECURITY,
         responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
     )
+    @refuses(NotFound, Forbidden)
     async def stream_table_events(
         self,
         table_id: FromPath[UUID],
