@@ -31,7 +31,10 @@ Name = Annotated[
         "NFKC-normalised with runs of spaces made one. No control, format (zero-width, bidi), "
         "private-use, unassigned or invisible character, by Unicode category (the pattern "
         f"lists what is allowed; Unicode {unicodedata.unidata_version}). Refused with 422 "
-        "`invalid-name`",
+        "`invalid-name`. The pattern holds the characters past U+FFFF as they are (emoji, "
+        "historic scripts): read it as JSON Schema validators do, with ECMAScript's `u` flag "
+        "(or as Python does); without `u` an ECMAScript engine sees them as surrogate pairs "
+        "and the pattern as invalid, and no form of it reads the same to both",
     ),
 ]
 # Every string the API reads is text: no NUL (refused before decoding, service/api/limits.py,

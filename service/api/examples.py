@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from service.api.problems import title_of
 from service.domain.history import moment, states, steps_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
@@ -99,7 +100,7 @@ def requests() -> dict[str, dict[str, Any]]:
 def problem(status: int, code: str) -> dict[str, Any]:
     return {
         "type": f"urn:swarm:problem:{code}",
-        "title": "Refused",
+        "title": title_of(code),
         "status": status,
         "detail": "What went wrong, for a person to read.",
         "code": code,
@@ -220,6 +221,7 @@ def responses() -> dict[str, Any]:
         "games": [GAME_ID],
         "game": _json(mid),
         "next_game": None,
+        "your_seed": None,
     }
     session = {
         "player_id": PLAYER_ID,

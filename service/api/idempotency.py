@@ -42,7 +42,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 from service.api.limits import client_address
-from service.api.problems import title_of
+from service.api.problems import problem_messages
 from service.store.idempotency import IdempotencyRecords
 
 HEADER = "Idempotency-Key"
@@ -136,27 +136,7 @@ def takes_key(scope: Scope) -> bool:
 
 
 def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -> list[Message]:
-    body = msgspec.json.encode(
-        {
-            "type": f"urn:swarm:problem:{code}",
-            "title": title_of(code),
-            "status": status,
-            "detail": detail,
-            "code": code,
-        }
-    )
-    return [
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/problem+json"),
-                (b"content-length", str(len(body)).encode()),
-                *extra,
-            ],
-        },
-        {"type": "http.response.body", "body": body, "more_body": False},
-    ]
+    return problem_messages(status, code, detail, list(extra))
 
 
 BAD_KEY = (

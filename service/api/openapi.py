@@ -44,6 +44,8 @@ from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
+from service.domain.rules.events import Event
+from service.domain.tables import TableEventUnion
 from service.usecases.streams import TableLogEntry, VisibleEvent
 
 REF = "#/components/schemas/{name}"
@@ -63,6 +65,36 @@ UNION_DESCRIPTIONS = {
         "discriminator)."
     ),
 }
+
+# The events as stored (an export's `data`): what a game's and a table's streams hold.
+STORED_UNIONS: dict[str, Any] = {"StoredGameEvent": Event, "StoredTableEvent": TableEventUnion}
+UNION_DESCRIPTIONS["StoredGameEvent"] = (
+    "An event of a game's stream as stored (and exported after the game): nothing redacted, "
+    "one schema per `type`."
+)
+UNION_DESCRIPTIONS["StoredTableEvent"] = (
+    "An event of a table's stream as stored: one schema per `type`."
+)
+
+
+def stored_events(components: dict[str, Any]) -> None:
+    """An exported event's `data` is a stored event (a game's, or a table's for the table
+    record), or one of a type this version does not know (an object with its `type`)."""
+    components["ExportedEvent"]["properties"]["data"] = {
+        "description": "The event exactly as stored, with its `type` tag: a game's "
+        "(`StoredGameEvent`) in `events`, a table's (`StoredTableEvent`) in `table.events`.",
+        "anyOf": [
+            {"$ref": REF.format(name="StoredGameEvent")},
+            {"$ref": REF.format(name="StoredTableEvent")},
+            {
+                "type": "object",
+                "properties": {"type": {"type": "string"}},
+                "required": ["type"],
+                "description": "An event of a type this version does not describe.",
+            },
+        ],
+    }
+
 
 # Properties that hold a server-made UUID as text.
 UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
@@ -495,12 +527,15 @@ NOT_ENCODED_AS_STRUCTS = {"Problem", "ProblemField"}
 def always_present(document: dict[str, Any], components: dict[str, Any], types: list[Any]) -> None:
     """Every property of an answer's struct is required: msgspec writes every field of a struct
     (no struct here omits defaults), so a field with a default is optional to send, never
-    absent from an answer. A struct that requests use too keeps its defaults optional."""
+    absent from an answer. A struct that requests use too keeps its defaults optional, and so
+    does a stored event's (an export shows events as they were stored)."""
     requests = _request_schemas(document, components)
+    # An export's events are as stored: one recorded before a field was added lacks it.
+    stored = {cls.__name__ for cls in _structs(list(STORED_UNIONS.values()))}
     for cls in _structs(types):
         name = cls.__name__
         schema = components.get(name)
-        if name in requests or name in NOT_ENCODED_AS_STRUCTS or schema is None:
+        if name in requests | stored | NOT_ENCODED_AS_STRUCTS or schema is None:
             continue
         assert not cls.__struct_config__.omit_defaults, name  # then defaults may be absent
         if "properties" in schema:
@@ -571,7 +606,7 @@ def documented_types(app: Litestar) -> list[Any]:
                     continue
                 if annotation is not None and annotation not in found:
                     found.append(annotation)
-    return [*found, Problem, *UNIONS.values()]
+    return [*found, Problem, *UNIONS.values(), *STORED_UNIONS.values()]
 
 
 def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -811,11 +846,12 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = _integers(copy.deepcopy(generated))
     types = documented_types(app)
     tops, components = msgspec.json.schema_components(types, ref_template=REF)
-    for (name, union), top in zip(UNIONS.items(), tops[-len(UNIONS) :], strict=True):
-        del union
+    named_tops = tops[-len(UNIONS) - len(STORED_UNIONS) :]
+    for name, top in zip([*UNIONS, *STORED_UNIONS], named_tops, strict=True):
         named = {"description": UNION_DESCRIPTIONS[name], **top}
         components = _replace_inline(components, top, {"$ref": REF.format(name=name)})
         components[name] = named
+    stored_events(components)
     describe(components, types)
     _name_schema(components)
     open_enums(document, components)

@@ -20,6 +20,7 @@ import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
+from litestar.types import Message
 
 from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.tables import NotPermitted
@@ -448,6 +449,33 @@ TITLES: dict[str, str] = {
     "idempotency-key-reused": "This Idempotency-Key was used for another request",
     "idempotency-key-in-use": "A request with this Idempotency-Key is still in progress",
 }
+
+
+def problem_messages(
+    status: int, code: str, detail: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> list[Message]:
+    """A problem as the two ASGI messages of an answer, for the layers outside the handlers."""
+    body = msgspec.json.encode(
+        {
+            "type": f"urn:swarm:problem:{code}",
+            "title": title_of(code),
+            "status": status,
+            "detail": detail,
+            "code": code,
+        }
+    )
+    return [
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/problem+json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or ()),
+            ],
+        },
+        {"type": "http.response.body", "body": body, "more_body": False},
+    ]
 
 
 def _refusals(cls: type[Refused] = Refused) -> dict[str, type[Refused]]:

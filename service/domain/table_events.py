@@ -109,7 +109,11 @@ class SeedsClosed(TableEvent, frozen=True, tag="seeds_closed"):
 
 
 class SeedRevealed(TableEvent, frozen=True, tag="seed_revealed"):
-    """The seed (hex) behind a person's commitment, given after seeds were closed."""
+    """The seed (hex) behind a person's commitment, given after seeds were closed.
+
+    Attributes:
+        seed: The seed, lowercase hex: its hash is the commitment.
+    """
 
     game_id: str
     player_id: str

@@ -86,7 +86,17 @@ class DealCommitted(GameEvent, frozen=True, tag="deal_committed"):
 
 
 class GameStarted(GameEvent, frozen=True, tag="game_started"):
-    """The deal: each seat's hand of 10 and the 4 bees that start STEM 1 to STEM 4."""
+    """The deal: each seat's hand of 10 and the 4 bees that start STEM 1 to STEM 4.
+
+    Attributes:
+        seats: Who sits in each seat, seat 1 first.
+        hands: Each seat's hand of 10, seat 1 first (every hand: this is the event as stored;
+            the views redact it).
+        stems: The 4 bees that start STEM 1 to STEM 4.
+        clock: The turn and choice durations of a timed (online) game; null for solo.
+        proof: What locks the deal in before turn 1 (docs/fairness.md); null for a game dealt
+            before fair deals.
+    """
 
     game_id: str
     table_id: str
@@ -112,8 +122,9 @@ class BeeTapped(GameEvent, frozen=True, tag="bee_tapped"):
 class PickConfirmed(GameEvent, frozen=True, tag="pick_confirmed"):
     """A final pick. The bee stays hidden from the other seats until the picks are revealed.
 
-    `by_clock` is "none" when the seat confirmed it, otherwise how the turn clock played it
-    (see `ClockPlay`).
+    Attributes:
+        by_clock: "none" when the seat confirmed it, otherwise how the turn clock played it:
+            the tapped bee, or the lowest when nothing was tapped.
     """
 
     seat: int
