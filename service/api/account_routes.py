@@ -56,16 +56,40 @@ AnyPassword = Annotated[
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A new account's name and password.
+
+    Attributes:
+        name: The account's name: unique among accounts, case-insensitively.
+        password: The account's password.
+    """
+
     name: Name  # unique among accounts: look-alikes, case and spacing make the same name
     password: Password
 
 
 class LoginIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An account's name and password.
+
+    Attributes:
+        name: The account's name (case-insensitive).
+        password: The account's password.
+    """
+
     name: Name  # as registered, or any look-alike: case and spacing do not matter
     password: AnyPassword
 
 
 class SessionOut(msgspec.Struct, kw_only=True):
+    """A logged-in session: who you are and your new bearer token.
+
+    Attributes:
+        player_id: Your player id.
+        name: Your name.
+        registered: The player has an account (not only a guest).
+        token: Send as `Authorization: Bearer <token>`
+        expires_at: Log in again after it.
+    """
+
     player_id: str
     name: str
     registered: bool
@@ -113,6 +137,7 @@ class AccountController(Controller):
     @post(
         "/",
         operation_id="register",
+        summary="Create an account",
         cache_control=NO_STORE,
         status_code=201,
     )
@@ -144,6 +169,7 @@ class SessionController(Controller):
     @post(
         "/",
         operation_id="login",
+        summary="Log in",
         cache_control=NO_STORE,
         status_code=201,
     )
@@ -171,6 +197,7 @@ class SessionController(Controller):
     @delete(
         "/current",
         operation_id="logout",
+        summary="Log out (revoke this token)",
         status_code=204,
         security=AUTH,
     )
@@ -195,7 +222,7 @@ class ProfileController(Controller):
     dependencies = DEPENDENCIES
     security = AUTH
 
-    @get("/me", operation_id="getMe")
+    @get("/me", operation_id="getMe", summary="Your profile and coins")
     @refuses()
     async def get_me(self, player: Caller, service: Service) -> Profile:
         """Your own profile: name, whether you have an account, coins (spendable and held for
@@ -203,7 +230,7 @@ class ProfileController(Controller):
         Always the caller's: there is no way to read another's."""
         return await service.profiles.me(player)
 
-    @get("/me/games", operation_id="listMyGames")
+    @get("/me/games", operation_id="listMyGames", summary="The tables and games you sit at")
     @refuses()
     async def list_my_games(self, player: Caller, service: Service) -> MyGames:
         """The tables you sit at now, solo ones included, most recently joined first, each
@@ -214,6 +241,7 @@ class ProfileController(Controller):
     @get(
         "/players/{player_id:uuid}",
         operation_id="getPlayer",
+        summary="A player's public profile",
     )
     @refuses(NotFound)
     async def get_player(
@@ -223,7 +251,7 @@ class ProfileController(Controller):
         their coins)."""
         return await service.profiles.player(str(player_id))
 
-    @get("/leaderboard", operation_id="listLeaderboard")
+    @get("/leaderboard", operation_id="listLeaderboard", summary="The leaderboard")
     @refuses()
     async def list_leaderboard(
         self,

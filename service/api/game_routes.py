@@ -77,7 +77,7 @@ class GameController(Controller):
     tags = ["games"]
     security = AUTH
 
-    @get("/{game_id:uuid}", operation_id="getGame")
+    @get("/{game_id:uuid}", operation_id="getGame", summary="Your view of a game")
     @refuses(NotFound, Forbidden)
     async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
         """The caller's view: their hand, the stems, every seat's stings, pile and status, the
@@ -89,6 +89,7 @@ class GameController(Controller):
     @post(
         "/{game_id:uuid}/moves",
         operation_id="submitMove",
+        summary="Tap, confirm or take a stem",
         status_code=200,
         dependencies=MOVER,
         opt={OWN_KEY: True},  # `move_id` is the move's idempotency key
@@ -123,6 +124,7 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/export",
         operation_id="exportGame",
+        summary="The whole game, for an offline audit",
     )
     @refuses(NotFound, GameNotOver)
     async def export_game(
@@ -136,6 +138,7 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/analysis",
         operation_id="analyseTurn",
+        summary="What the expert bee would have played (a finished game)",
     )
     @refuses(NotFound, GameNotOver, SeatNotPlaying)
     async def analyse_turn(
@@ -160,6 +163,7 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/verification",
         operation_id="verifyGame",
+        summary="The server's verification of a game",
     )
     @refuses(NotFound, GameNotOver)
     async def verify_game(
@@ -222,6 +226,7 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/events",
         operation_id="listGameEvents",
+        summary="The game's log, a page at a time",
     )
     @refuses(NotFound, Forbidden)
     async def list_game_events(
@@ -245,6 +250,7 @@ class GameController(Controller):
     @post(
         "/{game_id:uuid}/stream-tickets",
         operation_id="createGameStreamTicket",
+        summary="A ticket to follow the game from a browser",
         cache_control=NO_STORE,
         status_code=201,
     )
@@ -262,6 +268,7 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/stream",
         operation_id="streamGameEvents",
+        summary="Follow the game live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
         responses=_stream_responses(STREAM_DESCRIPTION),

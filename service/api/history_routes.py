@@ -25,6 +25,7 @@ class HistoryController(Controller):
     @get(
         "/{game_id:uuid}/states/{version:int}",
         operation_id="getGameState",
+        summary="The game right after one version (replay)",
     )
     @refuses(NotFound, VersionNotFound, Forbidden)
     async def get_game_state(
@@ -59,6 +60,7 @@ class HistoryController(Controller):
     @get(
         "/{game_id:uuid}/steps",
         operation_id="listGameSteps",
+        summary="Every step of a game, and where each turn is",
     )
     @refuses(NotFound, Forbidden)
     async def list_game_steps(

@@ -8,12 +8,12 @@ Litestar builds the paths and operations from the handlers (docstrings become de
 Its component schemas drop most of what msgspec knows, so they are replaced here by msgspec's
 own (`msgspec.json.schema_components`): tagged unions with a `discriminator`,
 `additionalProperties: false` where unknown fields are refused, integer bounds as integers,
-`format: uuid`. Every schema and property is then described from the code:
-
-* a struct's docstring is the schema's description; a Google-style `Attributes:` section in
-  it describes the properties;
-* failing that, a field's own comment in the source (on its line, or the lines just above)
-  describes it, so the comments written for readers serve clients too.
+`format: uuid`. Every schema and property is then described from its own struct: the
+docstring is the schema's description and its Google-style `Attributes:` section describes the
+properties (a field a struct inherits is described where it is declared), or a field's
+`msgspec.Meta(description=...)`; nothing is described by its name alone, so no field can be
+described by another's text. Operations are described on their handlers (`summary=`, the
+docstring) and what they refuse with is declared there (`problems.refuses`).
 
 `tests/contract/test_documents.py` fails when an operation, schema or property is left
 without a description. The app serves this document (`/docs/openapi.json` and the rendered
@@ -25,9 +25,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
-import tokenize
 from collections.abc import Iterator
-from io import StringIO
 from typing import Any
 
 import msgspec
@@ -40,7 +38,6 @@ from litestar.openapi.plugins import (
 )
 
 from service.api import examples, idempotency
-from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
@@ -98,44 +95,6 @@ def stored_events(components: dict[str, Any]) -> None:
 
 # Properties that hold a server-made UUID as text.
 UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
-
-SUMMARIES = {
-    "createGuest": "Create a guest",
-    "register": "Create an account",
-    "login": "Log in",
-    "logout": "Log out (revoke this token)",
-    "getMe": "Your profile and coins",
-    "listMyGames": "The tables and games you sit at",
-    "getPlayer": "A player's public profile",
-    "listLeaderboard": "The leaderboard",
-    "createSoloTable": "Play solo against bee players",
-    "createTable": "Open an online table",
-    "listTables": "The lobby: open tables",
-    "getTable": "A table and your view of its game",
-    "joinTable": "Take a seat",
-    "leaveTable": "Leave the table",
-    "startGame": "Start the first game (host)",
-    "fillWithBees": "Fill empty seats with bee players (host)",
-    "playAgain": "Deal another game at the table",
-    "contributeSeed": "Contribute a seed to the next deal",
-    "createTableStreamTicket": "A ticket to follow the table from a browser",
-    "streamTableEvents": "Follow the table live (Server-Sent Events)",
-    "getGame": "Your view of a game",
-    "submitMove": "Tap, confirm or take a stem",
-    "listGameEvents": "The game's log, a page at a time",
-    "createGameStreamTicket": "A ticket to follow the game from a browser",
-    "streamGameEvents": "Follow the game live (Server-Sent Events)",
-    "exportGame": "The whole game, for an offline audit",
-    "analyseTurn": "What the expert bee would have played (a finished game)",
-    "getGameState": "The game right after one version (replay)",
-    "listGameSteps": "Every step of a game, and where each turn is",
-    "verifyGame": "The server's verification of a game",
-    "health": "Liveness and database readiness",
-    "healthLive": "Is the process up (liveness probe)",
-    "healthReady": "Can it serve: database and migrations (readiness probe)",
-    "commitSeed": "Commit to a seed by its hash",
-    "revealSeed": "Reveal the seed you committed to",
-}
 
 PATH_PARAMETERS = {
     "table_id": "The table's id (from createTable, createSoloTable, listTables or listMyGames)",
@@ -228,7 +187,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """(the summary, each attribute's description) of a Google-style docstring."""
     if not doc:
         return "", {}
-    text = inspect.cleandoc(doc)
+    text = "\n" + inspect.cleandoc(doc)  # a docstring may open with its `Attributes:`
     head, _, rest = text.partition("\nAttributes:\n")
     attributes: dict[str, str] = {}
     name = None
@@ -240,34 +199,6 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         elif name is not None and line.strip():
             attributes[name] += " " + line.strip()
     return _paragraphs(head), {k: " ".join(v.split()) for k, v in attributes.items()}
-
-
-def field_comments(cls: type) -> dict[str, str]:
-    """Each field's comment in the class body: on its own line, or in the lines just above."""
-    try:
-        source = inspect.getsource(cls)
-    except (OSError, TypeError):
-        return {}
-    comments: dict[str, str] = {}
-    pending: list[str] = []
-    line_comment: dict[int, str] = {}
-    for token in tokenize.generate_tokens(StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            line_comment[token.start[0]] = token.string.lstrip("#").strip()
-    for number, line in enumerate(source.splitlines(), start=1):
-        stripped = line.strip()
-        match = re.match(r"^    (\w+)\s*:", line)
-        if stripped.startswith("#"):
-            pending.append(line_comment.get(number, ""))
-            continue
-        if match and not stripped.startswith(("def ", "class ")):
-            parts = [*pending]
-            if number in line_comment:
-                parts.append(line_comment[number])
-            if parts:
-                comments[match.group(1)] = " ".join(p for p in parts if p)
-        pending = []
-    return comments
 
 
 def _sentence(text: str) -> str:
@@ -337,15 +268,13 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
         if schema is None or schema.get("type") != "object":
             continue
         summary, attributes = parse_docstring(cls.__doc__)
-        comments = field_comments(cls)
         for base in cls.__mro__[1:]:  # fields a struct inherits are described where declared
             if issubclass(base, msgspec.Struct) and base is not msgspec.Struct:
                 attributes = {**parse_docstring(base.__doc__)[1], **attributes}
-                comments = {**field_comments(base), **comments}
-        attributes = {**FIELD_DOCS.get(cls.__name__, {}), **attributes}
-        summary = summary or SCHEMA_DOCS.get(cls.__name__, "")
         if summary:
             schema["description"] = summary
+        else:  # msgspec's would be the docstring whole, its `Attributes:` too
+            schema.pop("description", None)
         config = cls.__struct_config__
         fields = {f.encode_name: f for f in msgspec.inspect.type_info(cls).fields}  # type: ignore[attr-defined]
         for name, prop in schema.get("properties", {}).items():
@@ -354,7 +283,7 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
                     "description", f"Always `{config.tag}`: tells this {cls.__name__} apart."
                 )
                 continue
-            text = attributes.get(name) or comments.get(name) or GENERIC.get(name)
+            text = attributes.get(name)
             if text and "description" not in prop:
                 prop["description"] = _sentence(text)
             field = fields.get(name)
@@ -868,7 +797,6 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
             operation.setdefault("parameters", []).append(
                 {"$ref": "#/components/parameters/IdempotencyKey"}
             )
-        operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
         security = operation.setdefault("security", [])
         operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):

@@ -25,6 +25,7 @@ class GuestController(Controller):
     @post(
         "/",
         operation_id="createGuest",
+        summary="Create a guest",
         status_code=201,
         cache_control=NO_STORE,
     )
@@ -44,6 +45,7 @@ class GuestController(Controller):
 @get(
     "/health",
     operation_id="health",
+    summary="Liveness and database readiness",
     tags=["operations"],
     before_request=strict_body,
 )

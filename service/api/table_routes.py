@@ -86,6 +86,7 @@ class TableController(Controller):
     @post(
         "/solo-tables",
         operation_id="createSoloTable",
+        summary="Play solo against bee players",
         status_code=201,
     )
     @refuses(InvalidSeats, InvalidTable, Conflict)
@@ -103,6 +104,7 @@ class TableController(Controller):
     @post(
         "/tables",
         operation_id="createTable",
+        summary="Open an online table",
         status_code=201,
     )
     @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
@@ -120,6 +122,7 @@ class TableController(Controller):
     @get(
         "/tables",
         operation_id="listTables",
+        summary="The lobby: open tables",
     )
     @refuses()
     async def list_tables(
@@ -151,6 +154,7 @@ class TableController(Controller):
     @get(
         "/tables/{table_id:uuid}",
         operation_id="getTable",
+        summary="A table and your view of its game",
     )
     @refuses(NotFound, Forbidden)
     async def get_table(
@@ -163,6 +167,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seats",
         operation_id="joinTable",
+        summary="Take a seat",
         status_code=200,
     )
     @refuses(
@@ -191,6 +196,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/leave",
         operation_id="leaveTable",
+        summary="Leave the table",
         status_code=200,
     )
     @refuses(NotFound, NotSeated, TableClosed, Conflict)
@@ -206,6 +212,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/start",
         operation_id="startGame",
+        summary="Start the first game (host)",
         status_code=200,
     )
     @refuses(
@@ -234,6 +241,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/bees",
         operation_id="fillWithBees",
+        summary="Fill empty seats with bee players (host)",
         status_code=200,
     )
     @refuses(
@@ -265,6 +273,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/games",
         operation_id="playAgain",
+        summary="Deal another game at the table",
         status_code=201,
     )
     @refuses(
@@ -293,6 +302,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed",
         operation_id="contributeSeed",
+        summary="Contribute a seed to the next deal",
         status_code=200,
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
@@ -307,6 +317,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed-commitment",
         operation_id="commitSeed",
+        summary="Commit to a seed by its hash",
         status_code=200,
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
@@ -326,6 +337,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed-reveal",
         operation_id="revealSeed",
+        summary="Reveal the seed you committed to",
         status_code=200,
     )
     @refuses(
@@ -349,6 +361,7 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/stream-tickets",
         operation_id="createTableStreamTicket",
+        summary="A ticket to follow the table from a browser",
         cache_control=NO_STORE,
         status_code=201,
     )
@@ -366,6 +379,7 @@ class TableController(Controller):
     @get(
         "/tables/{table_id:uuid}/stream",
         operation_id="streamTableEvents",
+        summary="Follow the table live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
         responses=_stream_responses(TABLE_STREAM_DESCRIPTION),

@@ -65,6 +65,7 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
         pile_stings: The stings of each bee in `pile`, index by index.
         status: `picking` (nothing tapped yet), `tapped`, `confirmed`, `waiting` (not a
             picking phase) or `left` (left the game; their stings stop counting).
+        level: How a bee player chooses (README "The bee players"); None for a person.
     """
 
     seat: int
@@ -232,6 +233,9 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
             untimed or ended.
         server_time: The server's clock as it answered, to draw the clock line against.
         result: How the game ended, once it has.
+        head_hash: GetGame: the hash-chain link of event `version`, the head (docs/fairness.md);
+            keep it to hold the game's export to it (`--expect-head VERSION:HASH`). Null in other
+            responses.
     """
 
     game_id: str

@@ -46,7 +46,14 @@ from service.usecases.watching import viewer_seat
 
 class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
     """A move by the caller's own seat. `move_id` is chosen by the client: sending the same move
-    again returns the same result and writes nothing."""
+    again returns the same result and writes nothing.
+
+    Attributes:
+        move_id: Your id for this move, 1 to 64 characters, unique per player per game (a UUID is a
+            good choice): the move's idempotency key. The same move sent again with the same
+            `move_id` is applied once and answered the same, with `Idempotent-Replayed: true`; a
+            different move with it is refused (`move-id-reused`).
+    """
 
     move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern="^[^\\u0000]*$")]
 
@@ -65,14 +72,34 @@ StemNumber = Annotated[
 
 
 class Tap(Move, frozen=True, tag="tap"):
+    """Tap a bee: your saved, changeable choice for this turn (hidden from others). When the turn
+    clock runs out, the tapped bee flies.
+
+    Attributes:
+        bee: The bee from your hand.
+    """
+
     bee: BeeNumber
 
 
 class Confirm(Move, frozen=True, tag="confirm"):
+    """Confirm your pick for this turn (final). Without `bee`, the bee you tapped.
+
+    Attributes:
+        bee: The bee from your hand; leave it out to confirm the one you tapped.
+    """
+
     bee: BeeNumber | None = None
 
 
 class ChooseStem(Move, frozen=True, tag="take_stem"):
+    """Your bee is too low: take every bee of this stem (and their stings); your bee starts it
+    again.
+
+    Attributes:
+        stem: The stem to take, 1 to 4.
+    """
+
     stem: StemNumber
 
 
