@@ -35,6 +35,7 @@ from service.api.dependencies import (
     strict_body,
 )
 from service.api.idempotency import OWN_KEY, REPLAYED
+from service.api.moves import AnyMove, person_move
 from service.api.problems import refuses
 from service.api.sse import (
     NO_ACCESS_LOG,
@@ -63,7 +64,7 @@ from service.domain.rules.errors import (
 )
 from service.domain.views import GameView
 from service.usecases.errors import Conflict, Forbidden, NotFound
-from service.usecases.play import AnyMove, MoveIdReused
+from service.usecases.play import MoveIdReused
 
 log = structlog.get_logger(__name__)
 
@@ -118,7 +119,9 @@ class GameController(Controller):
         already used in this game is refused with 409 `move-id-reused`. (This operation takes
         no `Idempotency-Key`.) Integers are JSON numbers without a fraction (`17`
         or `17.0`, never `"17"`); a stem other than 1 to 4 is 422 `stem-out-of-range`."""
-        moved = await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
+        moved = await service.play.submit_move(
+            mover.player, str(game_id), person_move(data), check=mover.check
+        )
         return Response(moved.view, headers=REPLAYED_HEADER if moved.replayed else None)
 
     @get(
