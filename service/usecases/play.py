@@ -7,8 +7,8 @@ whose ids collide learns of it instead of getting another move's answer.
 How a repeat is told from a reuse: the SHA-256 of the move's canonical JSON (its `digest`,
 computed by the API, `service/api/moves.py`) is stored as `move_digest` in the metadata of the
 events the move wrote (metadata is stored on every event of the append, so the event at the
-command's recorded version carries it). Only a repeat pays for reading it back. Moves recorded before this check existed have no digest: they are
-answered as repeats, as they were then.
+command's recorded version carries it). Only a repeat pays for reading it back. Moves recorded
+before this check existed have no digest: they are answered as repeats, as they were then.
 
 Each move is loaded, decided with the bee players' answers (`service.domain.bee_answers`), and
 appended at the version it was decided on; when the game ended, the same unit of work reveals
