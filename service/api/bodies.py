@@ -10,10 +10,10 @@ from typing import Annotated
 import msgspec
 from litestar.datastructures import CacheControlHeader
 
+from service.api.envelopes import VisibleEvent
 from service.domain.names import NAME_MAX, name_pattern
 from service.domain.rules.events import BeeLevel
 from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
-from service.usecases.streams import VisibleEvent
 from service.usecases.tables import LobbyEntry
 
 # Patterns are searched (re.search), and Python's `$` also matches before a final newline:

@@ -34,6 +34,7 @@ from service.api.dependencies import (
     stream_viewer,
     strict_body,
 )
+from service.api.envelopes import entries
 from service.api.idempotency import OWN_KEY, REPLAYED
 from service.api.moves import AnyMove, person_move
 from service.api.problems import refuses
@@ -248,7 +249,7 @@ class GameController(Controller):
         hand and unrevealed pick null."""
         view = await service.play.get_game(player, str(game_id))
         events = await service.streams.list_game_events(player, str(game_id), after, limit)
-        return EventPage(events=events, game_version=view.version)
+        return EventPage(events=entries(events), game_version=view.version)
 
     @post(
         "/{game_id:uuid}/stream-tickets",

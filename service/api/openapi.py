@@ -38,12 +38,12 @@ from litestar.openapi.plugins import (
 )
 
 from service.api import examples, idempotency
+from service.api.envelopes import TableLogEntry, VisibleEvent
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
 from service.domain.rules.events import Event
 from service.domain.tables import TableEventUnion
-from service.usecases.streams import TableLogEntry, VisibleEvent
 
 REF = "#/components/schemas/{name}"
 

@@ -519,7 +519,7 @@ def _rule_violation(exc: Refused) -> ProblemDetailsException:
         if isinstance(exc, NotAllowedNow)
         else 400
     )
-    return problem(status, exc.code, exc.title, exc.detail)
+    return problem(status, exc.code, exc.detail)
 
 
 def _http_exception(exc: HTTPException) -> ProblemDetailsException:

@@ -197,6 +197,7 @@ def with_newer_values(view: dict[str, Any], page: dict[str, Any]) -> tuple[Any, 
         "type": "urn:swarm:problem:table-on-fire",
         "title": "The table is on fire",
         "status": 409,
+        "detail": "Every problem says what went wrong this time.",
         "code": "table-on-fire",
     }
     return view, page, problem
