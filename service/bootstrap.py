@@ -1,6 +1,7 @@
-"""The composition root of the use cases: one `Swarm` per process, built from the store, the
-pool, the clock, the source of server seeds and the wake-ups. The HTTP app builds it in its
-lifespan (`service.api.app`); tests build it with a fake clock or fixed seeds."""
+"""The composition root of the use cases: one `Swarm` per process, built from the store's ports
+(`postgres_ports(pool)` in the service, `memory_ports()` in the fast tests), the clock, the
+source of server seeds and the wake-ups. The HTTP app builds it in its lifespan
+(`service.api.app`); tests build it with a fake clock or fixed seeds."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from dataclasses import dataclass
 
 from argon2 import PasswordHasher
 
-from service.store.events import EventStore
-from service.store.pool import Pool
-from service.store.secrets import StoredDealSecrets
+from service.store.port import Ports
 from service.store.wakeups import Wakeups
 from service.usecases.accounts import Accounts
 from service.usecases.clock import TurnClock
@@ -55,8 +54,7 @@ class Swarm:
 
 
 def bootstrap(
-    store: EventStore,
-    pool: Pool,
+    ports: Ports,
     *,
     clock: Clock = system_clock,
     server_seeds: ServerSeeds = secure_server_seed,
@@ -67,9 +65,7 @@ def bootstrap(
     hold_expiry: float = 60.0,
 ) -> Swarm:
     ctx = Context(
-        store=store,
-        pool=pool,
-        secrets=StoredDealSecrets(pool),
+        ports=ports,
         clock=clock,
         server_seeds=server_seeds,
         wakeups=wakeups,

@@ -10,6 +10,9 @@ from collections.abc import Callable
 
 from service.domain import fairness
 from service.domain.rules.cards import HAND_SIZE
+from service.domain.rules.commands import Command, ConfirmPick, StartGame, TakeStem
+from service.domain.rules.engine import cheapest_stem, decide_and_evolve, initial_state
+from service.domain.rules.events import SeatInfo
 
 Hands = tuple[tuple[int, ...], ...]
 Stems = tuple[int, ...]
@@ -45,3 +48,27 @@ def lowest_is_too_low(seat: int) -> DealWanted:
 def highest_bees_land(hands: Hands, stems: Stems) -> bool:
     """Every seat's highest bee lands on a stem (none is too low)."""
     return all(max(hand) > min(stems) for hand in hands)
+
+
+def ties_when_lowest_played(hands: Hands, stems: Stems) -> bool:
+    """Every person playing their lowest bee each turn and taking the cheapest stem when too
+    low (as `tests.e2e.api_client.play_online_to_the_end` plays) ends in a shared win."""
+    seats = tuple(
+        SeatInfo(seat=n + 1, name=f"P{n + 1}", kind="person", player_id=f"p{n + 1}")
+        for n in range(len(hands))
+    )
+    state, _ = decide_and_evolve(
+        StartGame(
+            game_id="g", table_id="t", seats=seats, deck_order=tuple(itertools.chain(*hands, stems))
+        ),
+        initial_state,
+    )
+    while state.phase != "ended":
+        if state.phase == "choosing":
+            assert state.pending is not None
+            command: Command = TakeStem(seat=state.pending.seat, stem=cheapest_stem(state.stems))
+        else:
+            seat = next(s for s in state.seats if s.confirmed is None)
+            command = ConfirmPick(seat=seat.number, bee=min(seat.hand))
+        state, _ = decide_and_evolve(command, state)
+    return len(state.winners) > 1

@@ -7,6 +7,7 @@ import; nothing imports against an arrow."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,4 +106,57 @@ def violations(root: Path, package: str = "service") -> list[str]:
                 seen.add((line, bad))
                 where = path.relative_to(root)
                 found.append(f"{where}:{line}: {layer} imports {imported} (forbidden: {bad})")
+    return found
+
+
+# SQL by its shape, not by a word: a query, a write, a CTE (prose such as "update the lobby"
+# or "select a seat" is not SQL).
+SQL = re.compile(
+    r"\bselect\b[\s\S]*\bfrom\b|\binsert\s+into\b|\bupdate\s+\w+\s+set\b|\bdelete\s+from\b"
+    r"|\bwith\s+\w+\s+as\s*\(|\bselect\s+\w+\s*\(",
+    re.IGNORECASE,
+)
+NO_SQL = ("service.usecases",)  # layers whose code holds no SQL text: it lives in service.store
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring nodes of a module, its classes and functions."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
+
+
+def sql_texts(root: Path, package: str = "service") -> list[str]:
+    """`file:line: SQL in layer: text` for every string literal (f-strings' text included,
+    docstrings not) that reads as SQL in a layer of `NO_SQL`."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        module = module_name(root, path)
+        layer = next((layer for layer in NO_SQL if _within(module, layer)), None)
+        if layer is None:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        docstrings = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.JoinedStr):
+                text = "".join(
+                    v.value
+                    for v in node.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                )
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue
+                text = node.value
+            else:
+                continue
+            if SQL.search(text):
+                where = path.relative_to(root)
+                found.append(
+                    f"{where}:{node.lineno}: SQL in {layer}: {' '.join(text.split())[:60]}"
+                )
     return found

@@ -45,9 +45,9 @@ from service.api.table_routes import TableController
 from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
-from service.store.events import EventStore
 from service.store.idempotency import PostgresIdempotencyRecords
 from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
+from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
 from service.usecases.errors import Busy
@@ -141,8 +141,7 @@ def create_app(
         app.state.pool = pool
         app.state.expected_migrations = expected_migrations()
         service = bootstrap(
-            EventStore(pool),
-            pool,
+            postgres_ports(pool),
             clock=clock,
             server_seeds=server_seeds,
             wakeups=wakeups,

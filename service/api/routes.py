@@ -50,7 +50,7 @@ class GuestController(Controller):
     before_request=strict_body,
 )
 @refuses()
-async def health(service: Service) -> Health:
+async def health(state: State) -> Health:
     """Liveness and database readiness."""
-    await service.ctx.pool.fetchval("SELECT 1")
+    await state.pool.fetchval("SELECT 1")
     return Health(status="ok", database="ok")

@@ -44,6 +44,8 @@ export const ADVICE_BY_CODE = {
   "illegal-move": "That is not allowed right now. The board has caught up: decide again.",
   "insufficient-coins": "You don't have enough coins for this buy-in. Choose a free table or a smaller buy-in.",
   "move-id-reused": "The board sent that move twice. Reload the page.",
+  "idempotency-key-reused": "The board sent two different requests as one. Reload the page and try again.",
+  "idempotency-key-in-use": "That request is still being handled. Wait a moment and look again.",
   "name-taken": "Someone has that name (or one that looks the same). Choose another.",
   "no-game-to-replay": "No game has ended at this table yet.",
   "no-game-to-seed": "There is no next game to give a seed to yet.",

@@ -7,8 +7,6 @@ import { api, followGame, newClientSeed, savePlace, session, watchTable } from "
 import { h, motionMs, plural, replace, sleep, stingWord } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
 
-const TURNS = 10;
-const CAPACITY = 5;
 // Events that move bees on the board: while they play, the hand waits.
 const MOVING = new Set(["picks_revealed", "bee_landed", "stem_taken", "stem_choice_required"]);
 
@@ -51,10 +49,6 @@ export class GameScreen {
     replace(container, this.root);
     const view = await api.getGame(this.gameId);
     this.table = await api.getTable(view.table_id).catch(() => null);
-    // An account at an online game: its coins, XP and badges now, to say what the game paid.
-    if (this.table?.mode === "online" && view.you && view.phase !== "ended" && session()?.registered) {
-      this.before = await api.me().catch(() => null);
-    }
     this.mode = this.table?.mode ?? "solo";
     this.clock = this.table?.clock ?? null;
     if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
@@ -79,6 +73,7 @@ export class GameScreen {
   }
 
   unmount() {
+    this.gone = true;
     document.body.classList.remove("meadow-open");
     this.feed?.stop();
     this.tableWatch?.stop();
@@ -185,7 +180,7 @@ export class GameScreen {
       case "stem_taken": {
         const stem = this.model.stems[d.stem - 1];
         const taking = event.type === "stem_taken" || d.taken.length > 0;
-        const slot = taking ? (event.type === "stem_taken" ? 0 : CAPACITY) : stem.length;
+        const slot = taking ? (event.type === "stem_taken" ? 0 : this.capacity(d.stem)) : stem.length;
         const landing = { bee: d.bee, stings: event.bee_stings };
         await this.fly(d.seat, landing, d.stem, slot);
         this.model.landed.add(`${d.seat}:${d.bee}`);
@@ -228,7 +223,7 @@ export class GameScreen {
   async fly(seat, { bee, stings }, stemNumber, slotIndex) {
     const from = this.root.querySelector(`.reveal [data-pick="${seat}:${bee}"]`);
     const row = this.root.querySelector(`.stem[data-stem="${stemNumber}"]`);
-    const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, CAPACITY)];
+    const to = row?.querySelectorAll(".slot")[Math.min(slotIndex, this.capacity(stemNumber))];
     const ms = motionMs(480);
     if (!from || !to || ms === 0) return; // animation off: the bee is simply there
     const a = from.getBoundingClientRect();
@@ -396,9 +391,14 @@ export class GameScreen {
     }
   }
 
+  // How many bees a stem holds, as the view says (the board keeps no rule of its own).
+  capacity(stemNumber) {
+    return this.shown.stems[stemNumber - 1].capacity;
+  }
+
   onEnded() {
     this.meadow.verify().then(() => this.drawResult());
-    if (this.before) this.learnPaid();
+    this.learnPaid();
     // Whether Play again can work depends on the table now (who is still seated, closed or not).
     if (this.table) {
       api
@@ -521,7 +521,9 @@ export class GameScreen {
 
   drawGameBar() {
     const v = this.shown;
-    const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${TURNS}`;
+    const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${v.turns}`;
+    // A redraw (a late view or table update) must not drop the focus to <body>.
+    const hadFocus = document.activeElement?.matches?.("button.show-result");
     replace(
       this.gameBar,
       h("span", { class: "turn" }, turnText),
@@ -533,6 +535,7 @@ export class GameScreen {
       this.meadowToggle,
       v.phase !== "ended" && v.you ? this.leaveButton() : null
     );
+    if (hadFocus) this.gameBar.querySelector("button.show-result")?.focus();
   }
 
   toggleMeadow() {
@@ -613,13 +616,14 @@ export class GameScreen {
       this.stems,
       this.model.stems.map((bees, i) => {
         const number = i + 1;
-        const full = bees.length >= CAPACITY;
+        const capacity = this.capacity(number);
+        const full = bees.length >= capacity;
         const cost = choosing?.costs.find((c) => c.stem === number);
         const isCheapest = choosing && choosing.cheapest === number;
         const forecastHere = forecast && !forecast.too_low && forecast.stem === number;
         const label = `STEM ${number}: ${plural(bees.length, "bee")}, ${stingWord(sum(bees))}, top bee ${bees[bees.length - 1]?.bee}${full ? ", full: the next bee here is the SIXTH BEE" : ""}`;
         const slots = [];
-        for (let k = 0; k < CAPACITY; k++) {
+        for (let k = 0; k < capacity; k++) {
           slots.push(h("div", { class: ["slot", k < bees.length && "filled"] }, k < bees.length ? beeCard(bees[k].bee, bees[k].stings) : null));
         }
         slots.push(
@@ -628,7 +632,7 @@ export class GameScreen {
             { class: ["slot", "sixth", full && "armed"] },
             full
               ? h("div", { class: "sixth-label" }, h("b", {}, "SIXTH BEE"), h("span", {}, `takes ${sum(bees)} ▼`))
-              : h("div", { class: "sixth-label quiet" }, "6th")
+              : h("div", { class: "sixth-label quiet" }, `${capacity + 1}th`)
           )
         );
         return h(
@@ -872,7 +876,7 @@ export class GameScreen {
           : "You won!"
         : `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
     const reason = {
-      finished: "After 10 turns, the fewest stings wins.",
+      finished: `After ${v.turns} turns, the fewest stings wins.`,
       last_person_standing: "Everyone else left the table: the last person standing wins at once.",
       abandoned: "Abandoned: 3 turns in a row passed with nobody picking. Every buy-in goes back.",
     }[r.reason];
@@ -934,53 +938,71 @@ export class GameScreen {
     );
   }
 
-  // What the game paid: the profile now against the profile before it (read when the game was
-  // opened, its buy-in already in the pot). Coins and XP move through the table's outbox just
-  // after the end, so ask a few times until something has arrived.
+  // What the game paid, as the service says it: the pot seat by seat (public) and, for a person
+  // with an account, their own reward. A reward still on its way through the table's outbox is
+  // `pending`: ask again until it has arrived. Then the balance, for the line under it.
   async learnPaid() {
-    const total = (p) => p.coins.balance + p.coins.held;
-    const key = (p) => p && `${total(p)}/${p.xp}/${p.badges.length}`;
-    let now = null;
-    let last = key(this.before);
-    // The pot, the reward and the XP may land one by one: until two reads agree after a change.
-    for (let i = 0, changed = false; i < 12; i++) {
-      await sleep(i ? 600 : 250);
-      now = (await api.me().catch(() => null)) ?? now;
-      if (!now) continue;
-      if (changed && key(now) === last) break;
-      changed ||= key(now) !== key(this.before);
-      last = key(now);
+    if (this.mode !== "online") return;
+    let view = this.view;
+    for (let i = 0; view?.reward?.status === "pending" && i < 40 && !this.gone; i++) {
+      await sleep(i < 5 ? 400 : 1000);
+      view = await api.getGame(this.gameId).catch(() => view);
     }
-    if (!now) return;
-    const had = new Set(this.before.badges.map((b) => b.name));
-    this.paid = {
-      coins: total(now) - total(this.before),
-      balance: now.coins.balance,
-      xp: now.xp - this.before.xp,
-      badges: now.badges.filter((b) => !had.has(b.name)),
-    };
+    if (this.gone) return;
+    this.paid = { pot: view?.pot ?? null, reward: view?.reward ?? null };
+    if (this.paid.reward?.status === "delivered" || this.paid.pot?.seats.some((s) => s.seat === this.shown.you)) {
+      this.balance = (await api.me().catch(() => null))?.coins.balance;
+    }
     this.drawResult();
   }
 
   paidLines() {
-    const p = this.paid;
-    if (!p) return this.before ? h("p", { class: "paid hint" }, "⏳ Counting what the game paid…") : null;
-    const r = this.shown.result;
-    const stake = this.table?.stake && this.table.games?.[0] === this.gameId ? this.table.stake : 0;
-    let coins;
-    if (p.coins > 0) {
-      coins = `💰 +${p.coins} coins${r.reason === "abandoned" ? " (your buy-in back)" : " from this game"}`;
-    } else if (stake) {
-      coins = r.winners.includes(this.shown.you) ? "💰 The pot is on its way" : `💰 Your ${stake} buy-in stayed in the pot`;
-    } else {
-      coins = "💰 No coins: a game without a buy-in";
+    if (this.mode !== "online") return null;
+    const v = this.shown;
+    const { pot, reward } = this.paid ?? { pot: v.pot ?? null, reward: v.reward ?? null };
+    const me = v.seats.find((s) => s.seat === v.you);
+    const lines = [];
+    if (pot) {
+      const mine = pot.seats.find((s) => s.seat === v.you);
+      const paid = pot.seats.filter((s) => s.paid > 0);
+      if (mine && pot.reason === "refund") lines.push(`💰 Your ${mine.buy_in} buy-in is back: an abandoned game pays no pot.`);
+      else if (mine && mine.paid > 0) {
+        lines.push(paid.length > 1 ? `💰 +${mine.paid} coins: your share of the ${pot.coins}-coin pot, split ${paid.length} ways` : `💰 +${mine.paid} coins: the whole pot`);
+      } else if (mine) lines.push(`💰 Your ${mine.buy_in} buy-in stayed in the pot.`);
+      else if (pot.reason === "refund") lines.push(`💰 The ${pot.coins}-coin pot went back: every buy-in was returned.`);
+      else lines.push(`💰 The ${pot.coins}-coin pot: ${paid.map((s) => `${this.who(s.seat)} took ${s.paid}`).join(", ")}.`);
     }
+    if (reward?.status === "pending") {
+      lines.push(h("span", { class: "pending" }, "⏳ Your reward is on its way…"));
+      lines.push(`⭐ +${reward.xp} XP`);
+    } else if (reward) {
+      const cap = reward.daily_cap;
+      lines.push(
+        !reward.capped
+          ? `💰 +${reward.coins} reward coins`
+          : reward.coins > 0
+            ? `💰 +${reward.coins} of ${reward.coins_earned} reward coins: today's cap of ${cap} reward coins is reached`
+            : `💰 No reward coins: today's cap of ${cap} reward coins was already reached`
+      );
+      lines.push(`⭐ +${reward.xp} XP`);
+      for (const b of reward.badges) lines.push(`🏅 New badge: ${b.name.replaceAll("_", " ")} · ${b.description}`);
+    } else if (me) {
+      lines.push(
+        me.status === "left"
+          ? "You left this game: it earns you nothing."
+          : v.result.reason === "abandoned"
+            ? "An abandoned game earns no coins or XP."
+            : !session()?.registered
+              ? "Guests earn no coins or XP: register to keep them."
+              : "This game earned you nothing."
+      );
+    }
+    if (!lines.length) return null;
+    if (this.balance !== undefined && this.balance !== null && reward?.status !== "pending") lines.push(`Balance: 💰 ${this.balance}`);
     return h(
       "ul",
-      { class: "paid", "aria-label": "What the game paid you" },
-      h("li", {}, coins, ` · balance ${p.balance}`),
-      h("li", {}, p.xp > 0 ? `⭐ +${p.xp} XP` : "⭐ No XP for this game"),
-      p.badges.map((b) => h("li", {}, `🏅 New badge: ${b.name.replaceAll("_", " ")}`))
+      { class: "paid", "aria-label": me ? "What the game paid you" : "What the game paid" },
+      lines.map((line) => h("li", {}, line))
     );
   }
 

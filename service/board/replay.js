@@ -17,7 +17,6 @@ import { recorded } from "./meadow.js";
 
 const SPEEDS = [0.5, 1, 2, 4];
 const STEP_MS = 1100; // one step at 1×
-const CAPACITY = 5;
 const FLIGHTS = new Set(["landing", "sixth_bee", "too_low", "take"]);
 const STYLE_ID = "replay-style";
 
@@ -286,7 +285,7 @@ export class ReplayScreen {
     const a = this.answer;
     const step = a.step;
     const v = a.view;
-    const turnText = v.turn ? `Turn ${v.turn} of 10` : "Before turn 1";
+    const turnText = v.turn ? `Turn ${v.turn} of ${v.turns}` : "Before turn 1";
     replace(
       this.bar,
       h("h1", { class: "replay-title" }, "▶ Replay"),
@@ -367,7 +366,7 @@ export class ReplayScreen {
         const bees = stem.bees;
         const here = step.stem === stem.stem && FLIGHTS.has(step.kind);
         const slots = [];
-        for (let k = 0; k < CAPACITY; k++) {
+        for (let k = 0; k < stem.capacity; k++) {
           const arrived = here && k === bees.length - 1 && bees[k] === step.bee;
           slots.push(
             h(

@@ -204,12 +204,29 @@ def seal_key(game_id: str, server_seed: bytes) -> bytes:
     return hmac.digest(server_seed, encode(SEAL_KEY_TAG, game_id.encode("utf-8")), "sha256")
 
 
+def _u32_field(part: bytes) -> bytes:
+    """``encode``'s framing of one field: u32(len) ‖ bytes."""
+    return len(part).to_bytes(4, "big") + part
+
+
+_VERSION_LENGTH = (4).to_bytes(4, "big")  # every version field is a u32: 4 bytes long
+_SEAL_TAG_FIELD = _u32_field(SEAL_TAG)
+
+
 def seal(key: bytes, stream: str, version: int, path: str, value: object) -> str:
     """A hidden value's commitment (lowercase hex): HMAC-SHA256 under the game's seal key of the
     value's place (stream, version, path) and its canonical JSON. Without the key no guess of
     the value can be checked against it; with it (after the game) anyone can."""
-    message = encode(
-        SEAL_TAG, stream.encode("utf-8"), u32(version), path.encode("utf-8"), canonical_value(value)
+    # encode(SEAL_TAG, stream, u32(version), path, canonical_value(value)), framed inline.
+    message = b"".join(
+        (
+            _SEAL_TAG_FIELD,
+            _u32_field(stream.encode("utf-8")),
+            _VERSION_LENGTH,
+            u32(version),
+            _u32_field(path.encode("utf-8")),
+            _u32_field(canonical_value(value)),
+        )
     )
     return hmac.digest(key, message, "sha256").hex()
 
@@ -259,6 +276,64 @@ def covered_metadata(
     return seal(key, stream, version, "metadata", metadata if metadata is not None else {})
 
 
+class Bodies:
+    """``body_digest`` of successive events of one stream under one metadata (one append does
+    this for each of its streams): what they share, the stream's encoding and the metadata's
+    canonical JSON, is worked out once instead of once an event (issue 28). The bytes hashed are
+    exactly ``body_digest``'s, which is this class applied to one event."""
+
+    def __init__(self, stream: str, metadata: object, keys: Mapping[str, bytes]) -> None:
+        self.stream = stream
+        self.keys = keys
+        kind, self._ident = _stream_kind(stream)
+        self._game = kind == "game"
+        self._hidden = HIDDEN.get(kind, {})
+        stream_field = _u32_field(stream.encode("utf-8"))
+        self._body_prefix = _u32_field(BODY_TAG) + stream_field + _VERSION_LENGTH
+        meta = metadata if metadata is not None else {}
+        canonical_meta = canonical_value(meta)
+        if self._game:
+            # The metadata's seal: HMAC(key, encode(SEAL_TAG, stream, u32(version), "metadata",
+            # canonical(metadata))), all but the version the same for every event.
+            self._seal_prefix = _SEAL_TAG_FIELD + stream_field + _VERSION_LENGTH
+            self._seal_suffix = _u32_field(b"metadata") + _u32_field(canonical_meta)
+        else:
+            self._covered = _u32_field(canonical_meta)
+
+    def digest(
+        self,
+        version: int,
+        type: str,
+        data: Mapping[str, Any],
+        canonical: Callable[[Any], bytes] | None = None,
+    ) -> bytes:
+        """The body digest of the event at ``version``. ``canonical``: a faster encoder giving
+        the same bytes as ``canonical_json`` for this data (the store's, for data without
+        floats)."""
+        number = u32(version)
+        if self._game:
+            key = self.keys.get(self._ident)
+            if key is None:
+                raise MissingSealKey(
+                    f"no seal key for game {self._ident} ({self.stream} v{version})"
+                )
+            message = self._seal_prefix + number + self._seal_suffix
+            covered = _u32_field(_SORTED.encode(hmac.digest(key, message, "sha256").hex()))
+        else:
+            covered = self._covered
+        hides = self._hidden.get(str(data.get("type")))
+        # Nothing to seal in most events (`sealed` would only copy them).
+        plain = sealed(self.stream, version, data, self.keys) if hides else data
+        body = (canonical or canonical_value)(plain)
+        return hashlib.sha256(
+            self._body_prefix
+            + number
+            + _u32_field(type.encode("utf-8"))
+            + _u32_field(body)
+            + covered
+        ).digest()
+
+
 def body_digest(
     stream: str,
     version: int,
@@ -270,19 +345,14 @@ def body_digest(
     canonical: Callable[[Any], bytes] | None = None,
 ) -> bytes:
     """The v2 body of one event: SHA-256 over its place, type, sealed data and covered metadata
-    (the database chains it: ``link_hash_v2``). ``canonical``: a faster encoder giving the same
-    bytes as ``canonical_json`` for this data (the store's, for data without floats)."""
-    canonical = canonical or canonical_value
-    return hashlib.sha256(
-        encode(
-            BODY_TAG,
-            stream.encode("utf-8"),
-            u32(version),
-            type.encode("utf-8"),
-            canonical(sealed(stream, version, data, keys)),
-            canonical(covered_metadata(stream, version, metadata, keys)),
-        )
-    ).digest()
+    (the database chains it: ``link_hash_v2``)::
+
+        encode(BODY_TAG, stream, u32(version), type, canonical(sealed data),
+               canonical(covered metadata))
+
+    ``canonical``: a faster encoder giving the same bytes as ``canonical_json`` for this data
+    (the store's, for data without floats). ``Bodies`` does many events of one stream."""
+    return Bodies(stream, metadata, keys).digest(version, type, data, canonical)
 
 
 def micros(moment: datetime) -> int:

@@ -215,6 +215,23 @@ BADGES: dict[str, str] = {
 }
 
 
+class Badge(msgspec.Struct, frozen=True, kw_only=True):
+    """A badge earned in online games.
+
+    Attributes:
+        name: The badge's name (a key of the README's list: `first_game`, `first_win`, …).
+        description: What earned it.
+    """
+
+    name: str
+    description: str
+
+
+def badges(names: Sequence[str]) -> tuple[Badge, ...]:
+    """Badges by name, each with its description."""
+    return tuple(Badge(name=n, description=BADGES.get(n, n)) for n in names)
+
+
 def earned_badges(stats: PlayerStats, record: GameRecord) -> tuple[str, ...]:
     """Badges this record earns, given the stats before it (each badge is earned once)."""
     played = stats.games_played + 1

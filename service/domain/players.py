@@ -39,5 +39,12 @@ def player_record(events: Iterable[tuple[str, bytes]]) -> PlayerRecord:
     return PlayerRecord(version=version, name=name, stats=stats)
 
 
+def game_records(events: Iterable[tuple[str, bytes]]) -> list[GameRecord]:
+    """The games on a `player-<id>` stream's record, in order, from its (type, JSON data)."""
+    return [
+        _GAME_RECORDED.decode(data).record for type_, data in events if type_ == "game_recorded"
+    ]
+
+
 _GAME_RECORDED = msgspec.json.Decoder(GameRecorded)
 _NAMED = msgspec.json.Decoder(dict[str, Any])

@@ -83,6 +83,11 @@ class PayPot(Transfer, frozen=True, tag="pay_pot"):
         return f"pay:{self.game_id}:{self.player_id}"
 
 
+def reward_transfer_id(game_id: str, player_id: str) -> str:
+    """The id of the reward transfer a game owes a person (`GrantReward.transfer_id`)."""
+    return f"reward:{game_id}:{player_id}"
+
+
 class GrantReward(Transfer, frozen=True, tag="grant_reward"):
     game_id: str
     won: bool
@@ -92,7 +97,7 @@ class GrantReward(Transfer, frozen=True, tag="grant_reward"):
 
     @property
     def transfer_id(self) -> str:
-        return f"reward:{self.game_id}:{self.player_id}"
+        return reward_transfer_id(self.game_id, self.player_id)
 
     @property
     def record(self) -> GameRecord:

@@ -16,14 +16,28 @@ too-low choice), so no client re-implements seed §2.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Literal
 
 import msgspec
 
 from service.domain import fairness
+from service.domain.ledger import (
+    DAILY_REWARD_COINS,
+    Badge,
+    CoinsGranted,
+    GameRecord,
+    PaidReason,
+    PlayerStats,
+    WalletEventUnion,
+    badges,
+    earned_badges,
+    record_game,
+    reward,
+)
 from service.domain.rules.bees import level_of
-from service.domain.rules.cards import STEM_CAPACITY, pile_stings, stings
+from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
 from service.domain.rules.engine import (
     Forecast,
     GameState,
@@ -45,8 +59,15 @@ from service.domain.rules.events import (
     SeatKind,
 )
 from service.domain.seeds import seen_by
-from service.domain.table_events import SeedContributed, SeedRevealed, TableEventUnion
+from service.domain.table_events import (
+    PotFormed,
+    PotSettled,
+    SeedContributed,
+    SeedRevealed,
+    TableEventUnion,
+)
 from service.domain.tables import TableState
+from service.domain.transfers import GrantReward
 
 SeatStatus = Literal["picking", "tapped", "confirmed", "waiting", "left"]
 ViewPhase = Literal["picking", "choosing", "ended"]
@@ -88,8 +109,9 @@ class StemView(msgspec.Struct, frozen=True, kw_only=True):
         bees: The bees on the stem, bottom to top; the top one is the one bees land above.
         bee_stings: The stings of each bee in `bees`, index by index.
         stings: The stings of all the bees on the stem (what taking it would cost).
-        sixth_bee: The stem is full (5 bees): the next bee to land here is the sixth and takes
-            these 5.
+        sixth_bee: The stem is full (`capacity` bees): the next bee to land here is the sixth
+            and takes them.
+        capacity: How many bees a stem holds (seed §4: 5); the next is the sixth bee.
     """
 
     stem: int
@@ -97,6 +119,7 @@ class StemView(msgspec.Struct, frozen=True, kw_only=True):
     bee_stings: tuple[int, ...]
     stings: int
     sixth_bee: bool
+    capacity: int
 
 
 class PickView(msgspec.Struct, frozen=True, kw_only=True):
@@ -209,6 +232,69 @@ class ResultView(msgspec.Struct, frozen=True, kw_only=True):
     ]
 
 
+class PotSeatView(msgspec.Struct, frozen=True, kw_only=True):
+    """One seat's part in a buy-in game's pot.
+
+    Attributes:
+        seat: The seat number, from 1.
+        buy_in: The coins this seat put into the pot at the deal.
+        paid: The coins the pot paid this seat: its share of the win, its buy-in back after an
+            abandoned game, or 0 (a seat that did not win; a leaver's buy-in stays in the pot).
+    """
+
+    seat: int
+    buy_in: int
+    paid: int
+
+
+class PotView(msgspec.Struct, frozen=True, kw_only=True):
+    """What an ended buy-in game's pot held and paid, seat by seat (seed §9 "Buy-in"). Public,
+    as the table's buy-in, who sat down and the result are: it names no wallet.
+
+    Attributes:
+        coins: The pot: every buy-in of the game.
+        reason: `won`: paid to the winners, tied winners splitting it (the coins that do not
+            divide go one each to the first winners in seat order); `refund`: the game was
+            abandoned and every buy-in went back, leavers' too.
+        seats: Every seat that bought in, seat 1 first.
+    """
+
+    coins: int
+    reason: PaidReason
+    seats: tuple[PotSeatView, ...]
+
+
+RewardStatus = Literal["pending", "delivered"]
+
+
+class RewardView(msgspec.Struct, frozen=True, kw_only=True):
+    """What finishing an online game earned the caller (seed §9 "Coins, XP and badges"): theirs
+    alone, never shown to another seat or a spectator. A reward travels from the table to the
+    wallet and the record through the table's outbox (docs/architecture.md, "Coins between
+    shards"), most often before the move that ended the game is answered; until it arrives,
+    `status` is `pending` and what its delivery decides (the coins the day's cap leaves, the
+    badges) is null: ask again.
+
+    Attributes:
+        status: `delivered` (in your wallet and on your record) or `pending` (on its way).
+        xp: The XP the game earned (never capped).
+        coins_earned: The reward coins the game earns before the daily cap.
+        coins: The reward coins granted: `coins_earned`, or less once the day's cap is
+            reached; null while pending.
+        capped: The daily cap cut the reward (`coins` < `coins_earned`); null while pending.
+        daily_cap: The reward coins an account may be granted in one UTC day.
+        badges: The badges this game unlocked, in the order earned; null while pending.
+    """
+
+    status: RewardStatus
+    xp: int
+    coins_earned: int
+    coins: int | None
+    capped: bool | None
+    daily_cap: int
+    badges: tuple[Badge, ...] | None
+
+
 class GameView(msgspec.Struct, frozen=True, kw_only=True):
     """A game as the caller may see it: their own hand, never another's.
 
@@ -236,6 +322,12 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
         head_hash: GetGame: the hash-chain link of event `version`, the head (docs/fairness.md);
             keep it to hold the game's export to it (`--expect-head VERSION:HASH`). Null in other
             responses.
+        turns: How many turns the game lasts (seed §6: 10, one for each bee in a hand).
+        pot: What the pot held and paid, seat by seat, once a game with a buy-in has ended
+            (getGame, and the move that ends the game); null otherwise.
+        reward: What the game earned you, once an online game you finished with an account
+            has ended (getGame, and the move that ends the game); null for a spectator, a
+            guest, a seat that left, an abandoned or solo game, and in other responses.
     """
 
     game_id: str
@@ -259,6 +351,9 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
     # getGame: the hash-chain link of event `version`, the head (docs/fairness.md); keep it to
     # hold the game's export to it (`--expect-head VERSION:HASH`). Null in other responses.
     head_hash: str | None = None
+    turns: int
+    pot: PotView | None = None
+    reward: RewardView | None = None
 
 
 def _status(state: GameState, seat_number: int) -> SeatStatus:
@@ -344,6 +439,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
                 bee_stings=tuple(stings(bee) for bee in bees),
                 stings=pile_stings(bees),
                 sixth_bee=len(bees) >= STEM_CAPACITY,
+                capacity=STEM_CAPACITY,
             )
             for i, bees in enumerate(state.stems)
         ),
@@ -355,6 +451,78 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
         deadline=state.deadline if state.phase in ("picking", "choosing") else None,
         server_time=now,
         result=result,
+        turns=TURNS,
+    )
+
+
+def pot_view(state: GameState, formed: PotFormed, settled: PotSettled) -> PotView:
+    """The pot of game `state` as its table formed (`pot_formed`) and paid it (`pot_settled`),
+    by seat: what each person put in and what came back to them."""
+    seat_of = {s.info.player_id: s.number for s in state.seats if s.info.player_id is not None}
+    paid: dict[str, int] = {}
+    for payout in settled.payouts:
+        paid[payout.player_id] = paid.get(payout.player_id, 0) + payout.amount
+    seats = sorted(
+        (
+            PotSeatView(
+                seat=seat_of[stake.player_id],
+                buy_in=stake.amount,
+                paid=paid.get(stake.player_id, 0),
+            )
+            for stake in formed.stakes
+            if stake.player_id in seat_of
+        ),
+        key=lambda s: s.seat,
+    )
+    return PotView(
+        coins=sum(stake.amount for stake in formed.stakes),
+        reason=settled.reason,
+        seats=tuple(seats),
+    )
+
+
+def reward_view(
+    game_id: str,
+    owed: GrantReward | None,
+    records: Sequence[GameRecord],
+    wallet: Sequence[WalletEventUnion],
+) -> RewardView | None:
+    """What game `game_id` earned one person, from the truth of it: `owed`, their reward for it
+    still in the table's outbox (read first), then their record (`game_recorded`, in order)
+    and their wallet's events (read after). A reward on the record is delivered, whatever the
+    outbox still holds (its row is deleted after the delivery); one only in the outbox is on
+    its way; neither: the game earned them nothing."""
+    stats = PlayerStats()
+    for record in records:
+        if record.game_id == game_id:
+            earned = reward(record.won)[0]
+            coins = sum(
+                e.amount
+                for e in wallet
+                if isinstance(e, CoinsGranted)
+                and e.reason == "game_reward"
+                and e.game_id == game_id
+            )
+            return RewardView(
+                status="delivered",
+                xp=record.xp,
+                coins_earned=earned,
+                coins=coins,
+                capped=coins < earned,
+                daily_cap=DAILY_REWARD_COINS,
+                badges=badges(earned_badges(stats, record)),
+            )
+        stats = record_game(stats, record)
+    if owed is None:
+        return None
+    return RewardView(
+        status="pending",
+        xp=owed.record.xp,
+        coins_earned=reward(owed.won)[0],
+        coins=None,
+        capped=None,
+        daily_cap=DAILY_REWARD_COINS,
+        badges=None,
     )
 
 

@@ -47,6 +47,7 @@ function per append):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import OrderedDict
@@ -61,6 +62,8 @@ import msgspec
 
 from service.domain import chain
 from service.store.pool import Pool
+from service.store.projections import guard_statement, statement
+from service.store.rows import Row, TokenGuard
 
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
@@ -256,27 +259,14 @@ def _stored_canonical(text: str) -> bytes:
     return _SORTED_ENCODER.encode(value) if plain else chain.canonical_value(value)
 
 
-def _v2_body(
-    stream: str,
-    version: int,
-    type_: str,
-    text: str,
-    metadata: Mapping[str, Any],
-    keys: Mapping[str, bytes],
-) -> bytes:
+def _v2_body(bodies: chain.Bodies, version: int, type_: str, text: str) -> bytes:
     """The v2 body digest of one new event (``chain.body_digest``), from its data as ``jsonb``
     will store it."""
     value, plain = _stored_value(text)
     if not isinstance(value, dict):
         raise ValueError("event data must be a JSON object")
-    return chain.body_digest(
-        stream,
-        version,
-        type_,
-        value,
-        metadata,
-        keys,
-        canonical=_SORTED_ENCODER.encode if plain else chain.canonical_value,
+    return bodies.digest(
+        version, type_, value, _SORTED_ENCODER.encode if plain else chain.canonical_value
     )
 
 
@@ -307,19 +297,28 @@ class _Heads:
             self._heads.popitem(last=False)
 
 
-def _to_event(row: asyncpg.Record) -> RecordedEvent:
+def _to_event(row: asyncpg.Record, known: Mapping[str, dict[str, Any]] = {}) -> RecordedEvent:
+    """A row as a `RecordedEvent`; `known`: metadata texts already decoded (read-only)."""
     meta = row[5]
+    decoded = known.get(meta)
+    if decoded is None:
+        decoded = {} if meta == _EMPTY_METADATA else _METADATA_DECODER.decode(meta)
     return RecordedEvent(
         position=row[0],
         stream=row[1],
         version=row[2],
         type=row[3],
         data=row[4].encode("utf-8"),
-        metadata={} if meta == _EMPTY_METADATA else _METADATA_DECODER.decode(meta),
+        metadata=decoded,
         recorded_at=row[6],
         hash=b"" if row[7] is None else bytes(row[7]),
         chain=row[8],
     )
+
+
+@functools.lru_cache(maxsize=512)
+def _is_foldable(sql: str) -> bool:
+    return _FOLDABLE.match(sql) is not None
 
 
 def _shifted(offset: int, number: re.Match[str]) -> str:
@@ -329,20 +328,37 @@ def _shifted(offset: int, number: re.Match[str]) -> str:
 def _with_also(also: Sequence[tuple[str, Sequence[Any]]]) -> tuple[str, list[Any]]:
     """The append and the ``also`` statements as one statement: each becomes a data-modifying
     CTE (always run to completion, in the same transaction; undone if the append raises)."""
-    ctes: list[str] = []
     args: list[Any] = []
+    for _, params in also:
+        args.extend(params)
+    return _folded_sql(tuple((sql, len(params)) for sql, params in also)), args
+
+
+@functools.lru_cache(maxsize=512)
+def _folded_sql(statements: tuple[tuple[str, int], ...]) -> str:
+    """``_with_also``'s statement for these ``(sql, number of arguments)``: the same few shapes
+    recur on every move (a timer or two, a projection row), so each is built once (issue 28)."""
+    ctes: list[str] = []
     offset = _APPEND_PARAMS
-    for i, (sql, params) in enumerate(also):
+    for i, (sql, count) in enumerate(statements):
         body = sql.strip().rstrip(";")
         if not _FOLDABLE.match(body):
             raise ValueError(f"also= statements must be INSERT, UPDATE or DELETE: {sql!r}")
         numbers = [int(n) for n in _PARAM.findall(body)]
-        if numbers and max(numbers) != len(params):
-            raise ValueError(f"statement has ${max(numbers)} but {len(params)} arguments")
+        if numbers and max(numbers) != count:
+            raise ValueError(f"statement has ${max(numbers)} but {count} arguments")
         ctes.append(f"also_{i} as ({_PARAM.sub(partial(_shifted, offset), body)})")
-        args.extend(params)
-        offset += len(params)
-    return f"with {', '.join(ctes)} {_APPEND}", args
+        offset += count
+    return f"with {', '.join(ctes)} {_APPEND}"
+
+
+@functools.lru_cache(maxsize=512)
+def _guarded_sql(sql: str, guard: str, offset: int) -> str:
+    """``sql`` with ``guard`` evaluated once the events are in: an uncorrelated scalar subquery,
+    evaluated with the first row returned, after the inserts, in the same statement, whose
+    failure undoes them. Its parameters follow the ``offset`` before them."""
+    check = _PARAM.sub(partial(_shifted, offset), guard.strip().rstrip(";"))
+    return sql.replace(_APPEND, f"select a.*, ({check}) from {_APPEND_CALL} as a")
 
 
 class EventStore:
@@ -353,6 +369,24 @@ class EventStore:
         self._heads = _Heads()
 
     async def append(
+        self,
+        *appends: StreamAppend,
+        metadata: Mapping[str, Any] | None = None,
+        command: tuple[str, str] | None = None,
+        also: Sequence[Row] = (),
+        guard: TokenGuard | None = None,
+    ) -> list[RecordedEvent]:
+        """`port.EventLog.append`: the rows and the guard as their statements
+        (`service.store.projections`), in `append_statements`' one round trip."""
+        return await self.append_statements(
+            *appends,
+            metadata=metadata,
+            command=command,
+            also=[statement(row) for row in also],
+            guard=None if guard is None else guard_statement(guard),
+        )
+
+    async def append_statements(
         self,
         *appends: StreamAppend,
         metadata: Mapping[str, Any] | None = None,
@@ -407,18 +441,14 @@ class EventStore:
         meta_text = msgspec.json.encode(meta).decode("utf-8") if meta else _EMPTY_METADATA
         # Plain INSERT/UPDATE/DELETE statements ride in the append's statement; any other kind
         # (one with its own WITH, say) runs after it in one transaction: more round trips.
-        folded = all(_FOLDABLE.match(sql) for sql, _ in also)
+        folded = all(_is_foldable(sql) for sql, _ in also)
         sql, also_args = _with_also(also) if also and folded else (_APPEND, [])
         separate = () if folded else also
         if guard is not None:
             if not any(a.events for a in appends):
                 raise ValueError("a guard needs events to append")  # no row would evaluate it
             if folded:
-                # An uncorrelated scalar subquery, evaluated with the first row returned: after
-                # the inserts, in the same statement, whose failure undoes them.
-                shift = partial(_shifted, _APPEND_PARAMS + len(also_args))
-                check = _PARAM.sub(shift, guard[0].strip().rstrip(";"))
-                sql = sql.replace(_APPEND, f"select a.*, ({check}) from {_APPEND_CALL} as a")
+                sql = _guarded_sql(sql, guard[0], _APPEND_PARAMS + len(also_args))
                 also_args = [*also_args, *guard[1]]
         cmd_stream, cmd_id = command or (None, None)
 
@@ -465,8 +495,11 @@ class EventStore:
                 break
             else:
                 raise RuntimeError("stream heads kept changing under the append")
-        recorded = [_to_event(r) for r in rows]
-        for e in recorded:
+        # Every row carries the same metadata (the append's): decoded once, not once a row.
+        shared = {rows[0][5]: _METADATA_DECODER.decode(rows[0][5])} if rows else {}
+        recorded = [_to_event(r, shared) for r in rows]
+        last = {e.stream: e for e in recorded}  # each stream's last event (rows in order)
+        for e in last.values():
             self._heads.saw(e.stream, e.version, e.hash, e.chain)
         return recorded
 
@@ -509,13 +542,14 @@ class EventStore:
         hashes: list[bytes] = []
         for a in appends:
             prev, scheme = heads[a.stream]
+            bodies = (
+                chain.Bodies(a.stream, metadata, a.seal_keys) if scheme == chain.CHAIN_V2 else None
+            )
             for i, event in enumerate(a.events, start=a.expected_version + 1):
                 text = event.data.decode("utf-8")
                 try:
-                    if scheme == chain.CHAIN_V2:
-                        hashes.append(
-                            _v2_body(a.stream, i, event.type, text, metadata, a.seal_keys)
-                        )
+                    if bodies is not None:
+                        hashes.append(_v2_body(bodies, i, event.type, text))
                         continue
                     canonical = _stored_canonical(text)
                 except chain.MissingSealKey:

@@ -1,26 +1,33 @@
-"""Projection rows written in the same transaction as the events they follow, so a read model
-is never behind the log. Each builder returns `(sql, args)` pairs for `EventStore.append(also=)`.
-"""
+"""The rows an append commits with its events (`service.store.rows`), as PostgreSQL statements:
+`statement(row)` gives the `(sql, args)` that `EventStore.append` folds into the append's own
+statement (one round trip, one transaction), so a read model is never behind the log."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-import asyncpg
-
-from service.domain.ledger import (
-    PlayerStats,
-    StakeCommitted,
-    StakeHeld,
-    StakeReleased,
-    WalletState,
+from service.domain.transfers import encode_transfer
+from service.store.rows import (
+    AccessToken,
+    Account,
+    DealSecret,
+    LobbyListing,
+    OwedTransfer,
+    Row,
+    StakeHold,
+    StakeHoldEnded,
+    Standing,
+    TableMembers,
+    Timer,
+    TokenGuard,
+    WalletBalance,
 )
-from service.domain.rules.bees import DEFAULT_LEVEL
-from service.domain.tables import TableState
-from service.domain.transfers import TransferUnion, encode_transfer
-from service.store.pool import Pool
 
 Statement = tuple[str, tuple[Any, ...]]
+
+_SECRET_INSERT = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
+_TIMER_INSERT = "insert into timers (game_id, deadline) values ($1, $2) on conflict do nothing"
 
 _WALLET_UPSERT = """
 insert into wallets (player_id, balance, held, granted, version)
@@ -39,7 +46,6 @@ on conflict (player_id) do update
        updated_at = now()
 """
 
-
 _OUTBOX_INSERT = """
 insert into money_outbox (table_id, transfer_id, player_id, transfer)
 values ($1, $2, $3, $4::jsonb)
@@ -50,49 +56,6 @@ insert into stake_holds (player_id, hold_id, table_id, amount) values ($1, $2, $
 """
 
 _HOLD_DELETE = "delete from stake_holds where player_id = $1 and hold_id = $2"
-
-
-def outbox_row(transfer: TransferUnion) -> Statement:
-    """A transfer in its table's outbox (keyed by the table: the table's shard)."""
-    return (
-        _OUTBOX_INSERT,
-        (
-            transfer.table_id,
-            transfer.transfer_id,
-            transfer.player_id,
-            encode_transfer(transfer).decode(),
-        ),
-    )
-
-
-def hold_row(player_id: str, held: StakeHeld) -> Statement:
-    return (_HOLD_INSERT, (player_id, held.hold_id, held.table_id, held.amount))
-
-
-def hold_settled_row(player_id: str, moved: StakeReleased | StakeCommitted) -> Statement:
-    return (_HOLD_DELETE, (player_id, moved.hold_id))
-
-
-def wallet_row(player_id: str, wallet: WalletState) -> Statement:
-    return (
-        _WALLET_UPSERT,
-        (player_id, wallet.balance, wallet.held, wallet.granted, wallet.version),
-    )
-
-
-def stats_row(player_id: str, name: str, stats: PlayerStats) -> Statement:
-    return (
-        _STATS_UPSERT,
-        (
-            player_id,
-            name,
-            stats.games_played,
-            stats.games_won,
-            stats.xp,
-            list(stats.badges),
-        ),
-    )
-
 
 _LOBBY_UPSERT = """
 insert into lobby (table_id, host_name, seats_taken, people, capacity, stake, status, bee_levels,
@@ -105,7 +68,6 @@ on conflict (table_id) do update
        updated_at = now()
 """
 
-
 # Who sits at the table now (listMyGames): people who left, or a closed table's, are removed.
 _MEMBERS = """
 with gone as (
@@ -116,37 +78,97 @@ select $1, p, $3 from unnest($2::text[]) as p
 on conflict do nothing
 """
 
+_ACCOUNT_INSERT = (
+    "insert into accounts (player_id, name, password_hash, name_key) values ($1, $2, $3, $4)"
+)
+_TOKEN_INSERT = (
+    "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
+)
 
-def members_row(table: TableState) -> Statement:
-    """The people seated at `table` now, solo or online (`table_members`)."""
-    people = [] if table.closed else [s.player_id for s in table.people if s.player_id]
-    return (_MEMBERS, (table.table_id, people, table.mode))
+_REQUIRE_TOKEN = "select require_token($1, $2, $3)"  # migrations/0014_token_guard.sql
 
 
-def lobby_row(table: TableState) -> Statement:
-    """The lobby row of an online table (what `listTables` pages through)."""
-    host = next((s.name for s in table.seats if s.player_id == table.host), "")
+def _secret(row: DealSecret) -> Statement:
+    return (_SECRET_INSERT, (row.game_id, row.server_seed))
+
+
+def _timer(row: Timer) -> Statement:
+    return (_TIMER_INSERT, (row.game_id, row.deadline))
+
+
+def _wallet(row: WalletBalance) -> Statement:
+    return (_WALLET_UPSERT, (row.player_id, row.balance, row.held, row.granted, row.version))
+
+
+def _standing(row: Standing) -> Statement:
+    return (
+        _STATS_UPSERT,
+        (row.player_id, row.name, row.games_played, row.games_won, row.xp, list(row.badges)),
+    )
+
+
+def _hold(row: StakeHold) -> Statement:
+    return (_HOLD_INSERT, (row.player_id, row.hold_id, row.table_id, row.amount))
+
+
+def _hold_ended(row: StakeHoldEnded) -> Statement:
+    return (_HOLD_DELETE, (row.player_id, row.hold_id))
+
+
+def _owed(row: OwedTransfer) -> Statement:
+    """A transfer in its table's outbox (keyed by the table: the table's shard)."""
+    t = row.transfer
+    return (_OUTBOX_INSERT, (t.table_id, t.transfer_id, t.player_id, encode_transfer(t).decode()))
+
+
+def _listing(row: LobbyListing) -> Statement:
     return (
         _LOBBY_UPSERT,
         (
-            table.table_id,
-            host,
-            len(table.seats),
-            len(table.people),
-            table.capacity,
-            table.stake,
-            table.status,
-            [s.level or DEFAULT_LEVEL for s in table.seats if s.kind == "bee"],
-            table.host,
+            row.table_id,
+            row.host_name,
+            row.seats_taken,
+            row.people,
+            row.capacity,
+            row.stake,
+            row.status,
+            list(row.bee_levels),
+            row.host_id,
         ),
     )
 
 
-async def set_if_unique(pool: Pool, sql: str, *args: Any) -> bool:
-    """Run one write on its own; False, with nothing written, when it would break a unique
-    constraint (another row has the value first), so callers need no database driver."""
-    try:
-        await pool.execute(sql, *args)
-    except asyncpg.UniqueViolationError:
-        return False
-    return True
+def _members(row: TableMembers) -> Statement:
+    return (_MEMBERS, (row.table_id, list(row.people), row.mode))
+
+
+def _account(row: Account) -> Statement:
+    return (_ACCOUNT_INSERT, (row.player_id, row.name, row.password_hash, row.name_key))
+
+
+def _token(row: AccessToken) -> Statement:
+    return (_TOKEN_INSERT, (row.token_hash, row.player_id, row.name, row.expires_at))
+
+
+_STATEMENTS: dict[type[Any], Callable[[Any], Statement]] = {
+    DealSecret: _secret,
+    Timer: _timer,
+    WalletBalance: _wallet,
+    Standing: _standing,
+    StakeHold: _hold,
+    StakeHoldEnded: _hold_ended,
+    OwedTransfer: _owed,
+    LobbyListing: _listing,
+    TableMembers: _members,
+    Account: _account,
+    AccessToken: _token,
+}
+
+
+def statement(row: Row) -> Statement:
+    """The statement that writes `row` (each a plain INSERT/UPDATE/DELETE, so it folds)."""
+    return _STATEMENTS[type(row)](row)
+
+
+def guard_statement(guard: TokenGuard) -> Statement:
+    return (_REQUIRE_TOKEN, (guard.token_hash, guard.player_id, guard.at))

@@ -31,7 +31,6 @@ import math
 import secrets
 import uuid
 from datetime import datetime, timedelta
-from typing import Any
 
 import msgspec
 import structlog
@@ -52,7 +51,15 @@ from service.domain.names import name_key as _name_key
 from service.domain.refusals import Malformed, NotAllowedNow
 from service.store.confusables import prototypes
 from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend, UniqueViolation
-from service.store.projections import set_if_unique, stats_row, wallet_row
+from service.store.rows import (
+    ACCOUNT_TAKEN,
+    NAME_TAKEN,
+    AccessToken,
+    Account,
+    Row,
+    Standing,
+    WalletBalance,
+)
 from service.usecases.context import Context
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import (
@@ -69,11 +76,6 @@ PASSWORD_MIN, PASSWORD_MAX = 8, 128
 MAX_FAILURES = 5  # failed logins per name or per address within the window...
 FAILURE_WINDOW = timedelta(minutes=15)  # ...after which further attempts are refused (429)
 MAX_CONCURRENT_HASHES = 4  # argon2id takes 64 MiB and ~0.1 s of CPU per hash: bound the work
-
-# pg_advisory_xact_lock(int, int) class id for login-attempt keys ("swlg"); the two-int key
-# space never collides with the event store's single bigint append lock.
-_LOGIN_LOCK_CLASS = 0x73776C67
-
 
 # --- errors ----------------------------------------------------------------------------------
 
@@ -157,45 +159,6 @@ def sign_up_wallet() -> tuple[CoinsGranted, WalletState]:
     return grant, evolve_wallet(WalletState(), grant)
 
 
-# --- SQL -------------------------------------------------------------------------------------
-
-_INSERT_ACCOUNT = (
-    "insert into accounts (player_id, name, password_hash, name_key) values ($1, $2, $3, $4)"
-)
-_NAME_EXISTS = "select exists (select 1 from accounts where name_key = $1)"
-_IS_REGISTERED = "select exists (select 1 from accounts where player_id = $1)"
-# By key; an account from before keys existed is found by its exact name, and keyed then.
-_ACCOUNT_BY_NAME = """
-select player_id, name, password_hash, name_key from accounts
- where name_key = $1 or (name_key is null and name = $2)
- order by name_key is null
- limit 1
-"""
-_SET_NAME_KEY = "update accounts set name_key = $2 where player_id = $1 and name_key is null"
-_INSERT_TOKEN = (
-    "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
-)
-_REVOKE_TOKEN = (
-    "update access_tokens set revoked_at = $2 where token_hash = $1 and revoked_at is null"
-)
-_LOCK_KEY = "select pg_advisory_xact_lock($1, hashtext($2))"
-# The oldest failure that still blocks: the MAX_FAILURES-th most recent one within the window.
-_BLOCKING_FAILURE = """
-select failed_at from login_failures
- where key = $1 and failed_at > $2
- order by failed_at desc
-offset $3 limit 1
-"""
-_RECORD_ATTEMPTS = (
-    "insert into login_failures (key, failed_at) select k, $2 from unnest($1::text[]) as k"
-)
-# Withdraw one attempt (rows are only (key, time): any one of equal rows is the same fact).
-_WITHDRAW_ATTEMPT = """
-delete from login_failures
- where ctid = (select ctid from login_failures where key = $1 and failed_at = $2 limit 1)
-"""
-
-
 class Accounts:
     """The account use cases. Stateless apart from the hashing limit: any number of instances
     may serve the same database."""
@@ -204,7 +167,9 @@ class Accounts:
 
     def __init__(self, ctx: Context, *, hasher: PasswordHasher | None = None) -> None:
         self.store = ctx.store
-        self.pool = ctx.pool
+        self.accounts = ctx.ports.accounts
+        self.logins = ctx.ports.logins
+        self.tokens = ctx.ports.tokens
         self.clock = ctx.clock
         self.hasher = hasher or PasswordHasher()  # argon2id, the library's default parameters
         self._hashing = asyncio.Semaphore(MAX_CONCURRENT_HASHES)
@@ -223,10 +188,10 @@ class Accounts:
         name = check_registration(name, password)
         key = name_key(name)
         if guest is not None and (
-            guest.registered or await self.pool.fetchval(_IS_REGISTERED, guest.player_id)
+            guest.registered or await self.accounts.registered(guest.player_id)
         ):
             raise AlreadyRegistered("You already have an account; log in instead.")
-        if await self.pool.fetchval(_NAME_EXISTS, key):
+        if await self.accounts.name_taken(key):
             raise NameTaken(f"The name {name!r} is taken; choose another.")
         await self.sign_ups.count(address)
         password_hash = await self._hash(password)
@@ -241,11 +206,13 @@ class Accounts:
             data=msgspec.json.encode({"player_id": player_id, "name": name}),
         )
         granted = NewEvent(type=wallet_event_type(grant), data=encode_wallet_event(grant))
-        also: list[tuple[str, tuple[Any, ...]]] = [
-            (_INSERT_ACCOUNT, (player_id, name, password_hash, key)),
-            wallet_row(player_id, wallet),
-            stats_row(player_id, name, PlayerStats()),
-            (_INSERT_TOKEN, (token_hash(token), player_id, name, expires_at)),
+        also: list[Row] = [
+            Account(player_id=player_id, name=name, password_hash=password_hash, name_key=key),
+            WalletBalance.of(player_id, wallet),
+            Standing.of(player_id, name, PlayerStats()),
+            AccessToken(
+                token_hash=token_hash(token), player_id=player_id, name=name, expires_at=expires_at
+            ),
         ]
         for attempt in range(self.REGISTER_RETRIES):
             # A guest's stream already holds `guest_created` (and maybe more): append after it.
@@ -270,9 +237,9 @@ class Accounts:
                     raise
                 continue  # the player's stream moved on meanwhile: append after its new head
             except UniqueViolation as exc:
-                if exc.constraint == "accounts_name_key":
+                if exc.constraint == NAME_TAKEN:
                     raise NameTaken(f"The name {name!r} is taken; choose another.") from exc
-                if exc.constraint == "accounts_pkey":
+                if exc.constraint == ACCOUNT_TAKEN:
                     raise AlreadyRegistered("You already have an account; log in instead.") from exc
                 raise
             break
@@ -289,47 +256,40 @@ class Accounts:
         await self._count_attempt(keys, now)
 
         key = login_key(name)
-        row = await self.pool.fetchrow(_ACCOUNT_BY_NAME, key, name) if key is not None else None
+        account = await self.accounts.by_name(key, name) if key is not None else None
         # An unknown name costs a hash check too, so timing does not tell names apart.
-        stored = row["password_hash"] if row is not None else await self._dummy()
-        if not await self._verify(stored, password) or row is None:
+        stored = account.password_hash if account is not None else await self._dummy()
+        if not await self._verify(stored, password) or account is None:
             log.info("login failed", address=address)
             raise InvalidCredentials()
-        if row["name_key"] is None and key is not None:  # unless a newer account has it
-            await set_if_unique(self.pool, _SET_NAME_KEY, row["player_id"], key)
+        if account.name_key is None and key is not None:  # unless a newer account has it
+            await self.accounts.set_name_key(account.player_id, key)
 
-        player = Player(player_id=row["player_id"], name=row["name"], registered=True)
+        player = Player(player_id=account.player_id, name=account.name, registered=True)
         token = new_token()
         expires_at = now + TOKEN_LIFETIME
-        async with self.pool.acquire() as conn, conn.transaction():
-            for key in keys:  # this attempt succeeded: withdraw its own count, nothing older
-                await conn.execute(_WITHDRAW_ATTEMPT, key, now)
-            await conn.execute(
-                _INSERT_TOKEN, token_hash(token), player.player_id, player.name, expires_at
-            )
+        # This attempt succeeded: its own count is withdrawn (nothing older), with its token.
+        issued = AccessToken(
+            token_hash=token_hash(token),
+            player_id=player.player_id,
+            name=player.name,
+            expires_at=expires_at,
+        )
+        await self.logins.succeeded(keys, now, issued)
         log.info("logged in", player_id=player.player_id)
         return Session(player=player, token=token, expires_at=expires_at)
 
     async def logout(self, token: str) -> None:
         """Revoke this token (only this one: other devices stay logged in)."""
-        await self.pool.execute(_REVOKE_TOKEN, token_hash(token), self.clock())
+        await self.tokens.revoke(token_hash(token), self.clock())
 
     async def _count_attempt(self, keys: list[str], now: datetime) -> None:
         """Refuse if any key has too many recent failures; else count this attempt as a
-        failure until it proves otherwise. Locked per key, so parallel attempts count in turn."""
-        since = now - FAILURE_WINDOW
-        async with self.pool.acquire() as conn, conn.transaction():
-            for key in keys:  # sorted: two attempts lock in the same order
-                await conn.execute(_LOCK_KEY, _LOGIN_LOCK_CLASS, key)
-            blocked_until: datetime | None = None
-            for key in keys:
-                failed_at = await conn.fetchval(_BLOCKING_FAILURE, key, since, MAX_FAILURES - 1)
-                if failed_at is not None:
-                    until = failed_at + FAILURE_WINDOW
-                    blocked_until = until if blocked_until is None else max(blocked_until, until)
-            if blocked_until is not None:
-                raise TooManyAttempts(seconds_until(blocked_until, now))
-            await conn.execute(_RECORD_ATTEMPTS, keys, now)
+        failure until it proves otherwise. Taking turns per key, so parallel attempts count
+        in turn."""
+        blocking = await self.logins.attempt(keys, now, now - FAILURE_WINDOW, MAX_FAILURES)
+        if blocking is not None:
+            raise TooManyAttempts(seconds_until(blocking + FAILURE_WINDOW, now))
 
     # --- hashing (slow on purpose: off the event loop, a few at a time) -----------------------
 

@@ -1,9 +1,9 @@
 """The turn clock (seed §7): every deadline a game sets (`turn_started`, `stem_choice_required`)
-is a durable row in `timers`, written with the event. Every instance runs `TurnClock.run`,
-which claims due rows (`FOR UPDATE SKIP LOCKED`) and applies `ExpireClock` with the command id
-`clock:<deadline>`: a timer claimed twice (two instances, a crash between claim and delete)
-changes its game once, and a timer for a turn that is already over changes nothing (the rules
-compare the deadline with the game's current one)."""
+is a durable timer (`rows.Timer`), written with the event. Every instance runs `TurnClock.run`,
+which claims due timers (`port.Timers`: no other instance gets them meanwhile) and applies
+`ExpireClock` with the command id `clock:<deadline>`: a timer claimed twice (two instances, a
+crash between claim and delete) changes its game once, and a timer for a turn that is already
+over changes nothing (the rules compare the deadline with the game's current one)."""
 
 from __future__ import annotations
 
@@ -21,30 +21,18 @@ from service.usecases.play import Play
 
 log = structlog.get_logger(__name__)
 
-_CLAIM_TIMERS = """
-select game_id, deadline from timers
- where deadline <= $1
- order by deadline
- limit $2
-   for update skip locked
-"""
-_DELETE_TIMERS = """
-delete from timers t
- using unnest($1::text[], $2::timestamptz[]) as done(game_id, deadline)
- where t.game_id = done.game_id and t.deadline = done.deadline
-"""
 # Timers of one claim fired at once (each on its own connection: the reserved connections
 # of service/api/app.py hold the claim, these and the relay's two). Games dealt together
 # have their deadlines together; fired one after another, the last of a batch of 50 was
 # seconds late on a busy process (issue 28).
 FIRE_AT_ONCE = 3
-_NEXT_DEADLINE = "select min(deadline) from timers"
 
 
 class TurnClock:
     def __init__(self, ctx: Context, play: Play) -> None:
         self.ctx = ctx
         self.play = play
+        self.timers = ctx.ports.timers
 
     async def expire_clock(self, game_id: str, deadline: datetime) -> GameState:
         """A stored timer is due: let the clock play (a no-op if the game moved on)."""
@@ -75,21 +63,17 @@ class TurnClock:
                     return False
                 return True
 
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            rows = await conn.fetch(_CLAIM_TIMERS, now, limit)
-            done = await asyncio.gather(*(fire(r["game_id"], r["deadline"]) for r in rows))
-            fired = [row for row, ok in zip(rows, done, strict=True) if ok]
-            if fired:
-                await conn.execute(
-                    _DELETE_TIMERS, [r["game_id"] for r in fired], [r["deadline"] for r in fired]
-                )
-        if len(fired) < len(rows):
-            raise RuntimeError(f"{len(rows) - len(fired)} due timers not fired")
+        async with self.timers.claim_due(now, limit) as claim:
+            due = claim.due
+            done = await asyncio.gather(*(fire(t.game_id, t.deadline) for t in due))
+            fired = [timer for timer, ok in zip(due, done, strict=True) if ok]
+            await claim.fired(fired)
+        if len(fired) < len(due):
+            raise RuntimeError(f"{len(due) - len(fired)} due timers not fired")
         return len(fired)
 
     async def next_deadline(self) -> datetime | None:
-        deadline: datetime | None = await self.ctx.pool.fetchval(_NEXT_DEADLINE)
-        return deadline
+        return await self.timers.next_deadline()
 
     async def run(self, *, poll: float = 0.25) -> None:
         """Fire due timers until cancelled: sleep until the next deadline, but never longer

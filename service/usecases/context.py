@@ -1,7 +1,7 @@
-"""What every use case is given: the event log and the deal secrets (through the store's ports,
-service/store/port.py), the pool (for the SQL that has not moved behind a port yet), the clock,
-the source of server seeds and the wake-ups of stream followers. Built once, in the
-composition root (`service.bootstrap`)."""
+"""What every use case is given: the store's ports (service/store/port.py: the event log, the
+deal secrets, timers, the outbox and holds, credentials, the read models), the clock, the
+source of server seeds and the wake-ups of stream followers. Built once, in the composition
+root (`service.bootstrap`), on PostgreSQL in the service or in memory in the fast tests."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from service.domain import fairness
-from service.store.pool import Pool
-from service.store.port import DealSecrets, EventLog
+from service.store.port import DealSecrets, EventLog, Ports
 from service.store.wakeups import Wakeups
 
 Clock = Callable[[], datetime]
@@ -31,9 +30,7 @@ def secure_server_seed(game_id: str) -> bytes:
 
 @dataclass(frozen=True)
 class Context:
-    store: EventLog  # the event log (service/store/port.py): PostgreSQL in the service
-    pool: Pool
-    secrets: DealSecrets  # each prepared game's server seed (deal_secrets in the service)
+    ports: Ports
     clock: Clock = system_clock
     server_seeds: ServerSeeds = secure_server_seed
     wakeups: Wakeups | None = None
@@ -44,6 +41,16 @@ class Context:
     # Seconds after which a buy-in held by a sit-down that never finished goes back
     # (Settings.hold_expiry; `Money.expire_holds`).
     hold_expiry: float = 60.0
+
+    @property
+    def store(self) -> EventLog:
+        """The event log."""
+        return self.ports.log
+
+    @property
+    def secrets(self) -> DealSecrets:
+        """Each prepared game's server seed, secret until the game ends."""
+        return self.ports.secrets
 
 
 def stream(kind: str, ident: str) -> str:

@@ -24,6 +24,7 @@ import msgspec
 
 from service.domain.names import display_name
 from service.store.events import NewEvent, StreamAppend
+from service.store.rows import AccessToken, TokenGuard
 from service.usecases.context import Context, stream
 from service.usecases.errors import Unauthorized
 
@@ -31,29 +32,6 @@ TOKEN_LIFETIME = timedelta(days=30)
 SIGN_UP_WINDOW = timedelta(hours=1)
 # New identities an hour per client address (0: no limit); the variables override them.
 
-# pg_advisory_xact_lock(int, int) class id for sign-up keys ("swsu").
-_SIGN_UP_LOCK_CLASS = 0x73777375
-_SIGN_UP_LOCK = "select pg_advisory_xact_lock($1, hashtext($2))"
-_SIGN_UPS_SINCE = """
-select count(*) as n, min(signed_at) as oldest from sign_ups where key = $1 and signed_at > $2
-"""
-_RECORD_SIGN_UP = "insert into sign_ups (key, signed_at) values ($1, $2)"
-_FORGET_SIGN_UPS = "delete from sign_ups where key = $1 and signed_at <= $2"
-
-_INSERT_TOKEN = (
-    "insert into access_tokens (token_hash, player_id, name, expires_at) values ($1, $2, $3, $4)"
-)
-_AUTHENTICATE = """
-select t.player_id, coalesce(a.name, t.name) as name, a.player_id is not null as registered
-  from access_tokens t
-  left join accounts a on a.player_id = t.player_id
- where t.token_hash = $1
-   and t.revoked_at is null
-   and (t.expires_at is null or t.expires_at > $2)
-"""
-
-
-_REQUIRE_TOKEN = "select require_token($1, $2, $3)"  # migrations/0014_token_guard.sql
 _KNOWN_TOKENS = 100_000  # token hashes whose player this instance remembers
 
 
@@ -70,16 +48,20 @@ class TokenCheck:
     revoked on any instance fails at once (`GuardRefused` from the write, else `Unauthorized`),
     and `service.usecases.play` answers nothing before one of the two has passed."""
 
-    def __init__(self, identity: Identity, token: str, player: Player) -> None:
+    def __init__(
+        self, identity: Identity, token: str, player: Player, hashed: bytes | None = None
+    ) -> None:
         self.identity = identity
         self.token = token
         self.player = player
+        self.hashed = hashed if hashed is not None else token_hash(token)
 
-    def guard(self) -> tuple[str, tuple[object, ...]]:
-        """The check as a statement for `EventStore.append(guard=...)`."""
-        return (
-            _REQUIRE_TOKEN,
-            (token_hash(self.token), self.player.player_id, self.identity.ctx.clock()),
+    def guard(self) -> TokenGuard:
+        """The check as the guard of an append (`EventLog.append(guard=...)`)."""
+        return TokenGuard(
+            token_hash=self.hashed,
+            player_id=self.player.player_id,
+            at=self.identity.ctx.clock(),
         )
 
     async def verify(self) -> None:
@@ -99,7 +81,7 @@ class TooManySignUps(Exception):
 
 class SignUpLimit:
     """At most `per_hour` new identities of one kind per client address in any hour, counted
-    in the database (so across instances) under a lock per key, before the work is done."""
+    in the store (so across instances), taking turns per key, before the work is done."""
 
     def __init__(self, ctx: Context, kind: str, per_hour: int) -> None:
         self.ctx = ctx
@@ -111,15 +93,9 @@ class SignUpLimit:
         if address is None or self.per_hour <= 0:
             return
         key, now = f"{self.kind}:{address}", self.ctx.clock()
-        since = now - SIGN_UP_WINDOW
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            await conn.execute(_SIGN_UP_LOCK, _SIGN_UP_LOCK_CLASS, key)
-            await conn.execute(_FORGET_SIGN_UPS, key, since)  # the table stays swept
-            row = await conn.fetchrow(_SIGN_UPS_SINCE, key, since)
-            assert row is not None  # an aggregate always has a row
-            if row["n"] >= self.per_hour:
-                raise TooManySignUps(f"{self.kind}s", _seconds_until(row["oldest"], now))
-            await conn.execute(_RECORD_SIGN_UP, key, now)
+        oldest = await self.ctx.ports.sign_ups.count(key, now, now - SIGN_UP_WINDOW, self.per_hour)
+        if oldest is not None:
+            raise TooManySignUps(f"{self.kind}s", _seconds_until(oldest, now))
 
 
 def _seconds_until(oldest: datetime, now: datetime) -> int:
@@ -146,8 +122,9 @@ class Identity:
     def check(self, token: str) -> TokenCheck | None:
         """The token's check, to be made with the caller's write, if this instance has seen
         the token valid before (so knows whose it is); None: `authenticate` it first."""
-        player = self._players.get(token_hash(token))
-        return None if player is None else TokenCheck(self, token, player)
+        hashed = token_hash(token)
+        player = self._players.get(hashed)
+        return None if player is None else TokenCheck(self, token, player, hashed)
 
     def forget(self, token: str) -> None:
         self._players.pop(token_hash(token), None)
@@ -178,19 +155,24 @@ class Identity:
         )
         # The token is written after the player exists, so a failure leaves no usable token.
         expires_at = self.ctx.clock() + TOKEN_LIFETIME
-        await self.ctx.pool.execute(
-            _INSERT_TOKEN, token_hash(token), player.player_id, name, expires_at
+        await self.ctx.ports.tokens.issue(
+            AccessToken(
+                token_hash=token_hash(token),
+                player_id=player.player_id,
+                name=name,
+                expires_at=expires_at,
+            )
         )
         return player, token, expires_at
 
     async def authenticate(self, token: str) -> Player:
         """The player behind a bearer token, if it is known, unexpired and not revoked."""
         hashed = token_hash(token)
-        row = await self.ctx.pool.fetchrow(_AUTHENTICATE, hashed, self.ctx.clock())
-        if row is None:
+        owner = await self.ctx.ports.tokens.owner(hashed, self.ctx.clock())
+        if owner is None:
             self._players.pop(hashed, None)
             raise Unauthorized(TOKEN_REFUSED)
-        player = Player(player_id=row["player_id"], name=row["name"], registered=row["registered"])
+        player = Player(player_id=owner.player_id, name=owner.name, registered=owner.registered)
         self._players[hashed] = player
         self._players.move_to_end(hashed)
         while len(self._players) > _KNOWN_TOKENS:

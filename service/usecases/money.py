@@ -33,8 +33,8 @@ from typing import Literal
 
 import structlog
 
-from service.domain.ledger import StakeReleased, decide_hold, split_pot
-from service.domain.players import GameRecorded
+from service.domain.ledger import StakeReleased, decide_hold, decode_wallet_event, split_pot
+from service.domain.players import GameRecorded, game_records
 from service.domain.rules.engine import GameState
 from service.domain.tables import (
     BuyInHeld,
@@ -44,6 +44,7 @@ from service.domain.tables import (
     Stake,
     decide_buy_in,
     decide_return_buy_in,
+    decode_table_event,
 )
 from service.domain.transfers import (
     CommitStake,
@@ -52,8 +53,9 @@ from service.domain.transfers import (
     ReleaseStake,
     TransferUnion,
     decide_delivery,
-    decode_transfer,
+    reward_transfer_id,
 )
+from service.domain.views import PotView, RewardView, pot_view, reward_view
 from service.store.events import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
@@ -63,40 +65,10 @@ from service.usecases.unit_of_work import UnitOfWork
 
 log = structlog.get_logger(__name__)
 
-_ACCOUNT_HOLDERS = "select player_id from accounts where player_id = any($1::text[])"
-
 # The relay: transfers not delivered `RELAY_AFTER` after they were written (the request that
 # wrote them delivers them itself, so these are the ones a crash or an outage cut short),
 # claimed so that each goes to one instance at a time.
 RELAY_AFTER = timedelta(seconds=2)
-_CLAIM_TRANSFERS = """
-select table_id, transfer_id, transfer::text from money_outbox
- where created_at <= now() - $1::interval
- order by created_at
- limit $2
-   for update skip locked
-"""
-_DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
-# One round trip to learn there is nothing to relay (the usual answer), before claiming.
-_ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
-
-_UNSETTLED_HOLDS = """
-select player_id, hold_id, table_id, amount from stake_holds
- where settled_at is null and held_at <= now() - $1::interval
- order by held_at
- limit $2
-"""
-_SETTLE_HOLD = "update stake_holds set settled_at = now() where player_id = $1 and hold_id = $2"
-
-# Wallets holding more than their `stake_holds` rows account for: holds made before holds had
-# ids (before migration 0013), which no table will ever take now.
-_LEGACY_HOLDERS = """
-select w.player_id from wallets w
- where w.held > coalesce((select sum(h.amount) from stake_holds h
-                           where h.player_id = w.player_id), 0)
- limit $1
-"""
-_HOLDS_BY_TABLE = "select table_id, sum(amount) from stake_holds where player_id = $1 group by 1"
 # How often each instance looks: for transfers to relay, holds to expire, legacy holds.
 RELAY_EVERY, EXPIRE_EVERY, LEGACY_SWEEP_EVERY = 2.0, 10.0, 300.0  # seconds
 
@@ -125,6 +97,9 @@ class Money:
         self.ctx = ctx
         self.repository = repository
         self.turns = turns
+        self.outbox = ctx.ports.outbox
+        self.holds = ctx.ports.holds
+        self.accounts = ctx.ports.accounts
 
     # --- sitting down: the wallet holds, the table takes ---------------------------------------
 
@@ -260,15 +235,13 @@ class Money:
         ):
             return
         finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
-        rows = await self.ctx.pool.fetch(
-            _ACCOUNT_HOLDERS, [pid for pid in finishers if pid is not None]
-        )
+        holders = await self.accounts.holders([pid for pid in finishers if pid is not None])
         day = self.ctx.clock().astimezone(UTC).date().isoformat()
-        for row in rows:
-            seat = finishers[row["player_id"]]
+        for player_id in holders:
+            seat = finishers[player_id]
             uow.transfer(
                 GrantReward(
-                    player_id=row["player_id"],
+                    player_id=player_id,
                     table_id=uow.table.table_id,
                     game_id=game.game_id,
                     won=seat.number in game.winners,
@@ -278,6 +251,52 @@ class Money:
                 )
             )
 
+    # --- what a game paid ----------------------------------------------------------------------
+
+    async def paid(
+        self, game: GameState, seat: int | None
+    ) -> tuple[PotView | None, RewardView | None]:
+        """What an ended online game paid: its pot seat by seat (public), and the reward of
+        the person in `seat` (the caller's own seat: None for a spectator), each read from
+        where it is decided. The pot is the table's (`pot_formed`, `pot_settled`). A reward is
+        looked for in the outbox first, then on the record and in the wallet, so that one
+        delivered between the two reads is found in the second and one on its way is
+        `pending`, never missing."""
+        if game.phase != "ended":
+            return None, None
+        table = await self.repository.table(game.table_id)
+        if table.mode != "online":
+            return None, None
+        pot = await self._pot(game) if table.stake else None
+        person = game.seat(seat).info.player_id if seat is not None else None
+        if person is None:
+            return pot, None
+        owed = await self.outbox.owed(game.table_id, reward_transfer_id(game.game_id, person))
+        records = game_records(
+            (r.type, r.data) for r in await self.ctx.store.read_stream(stream("player", person))
+        )
+        wallet = [
+            decode_wallet_event(r.data)
+            for r in await self.ctx.store.read_stream(stream("wallet", person))
+        ]
+        return pot, reward_view(
+            game.game_id, owed if isinstance(owed, GrantReward) else None, records, wallet
+        )
+
+    async def _pot(self, game: GameState) -> PotView | None:
+        formed = settled = None
+        for r in await self.ctx.store.read_stream(stream("table", game.table_id)):
+            if r.type not in ("pot_formed", "pot_settled"):
+                continue
+            event = decode_table_event(r.data)
+            if isinstance(event, PotFormed) and event.game_id == game.game_id:
+                formed = event
+            elif isinstance(event, PotSettled) and event.game_id == game.game_id:
+                settled = event
+        if formed is None or settled is None:
+            return None  # a game without a buy-in (Play again), or one dealt before pots
+        return pot_view(game, formed, settled)
+
     # --- delivery -----------------------------------------------------------------------------
 
     async def deliver(self, transfers: Sequence[TransferUnion]) -> None:
@@ -286,9 +305,7 @@ class Money:
         for transfer in transfers:
             try:
                 await self._deliver(transfer)
-                await self.ctx.pool.execute(
-                    _DELETE_TRANSFER, transfer.table_id, transfer.transfer_id
-                )
+                await self.outbox.delivered(transfer)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -331,12 +348,12 @@ class Money:
         may call this at once: SKIP LOCKED gives each row to one of them, and a row delivered
         but not deleted (a crash between the two) is delivered again as a duplicate."""
         delivered = 0
-        if not await self.ctx.pool.fetchval(_ANY_DUE, after):
+        if not await self.outbox.any_due(after):
             return 0
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            for table_id, transfer_id, text in await conn.fetch(_CLAIM_TRANSFERS, after, limit):
-                await self._deliver(decode_transfer(text))
-                await conn.execute(_DELETE_TRANSFER, table_id, transfer_id)
+        async with self.outbox.claim_due(after, limit) as claim:
+            for transfer in claim.transfers:
+                await self._deliver(transfer)
+                await claim.delivered(transfer)
                 delivered += 1
         return delivered
 
@@ -344,12 +361,12 @@ class Money:
         """Give back holds older than `after` that their table never took (a sit-down cut short
         between its two steps). Returns how many were given back."""
         given_back = 0
-        for row in await self.ctx.pool.fetch(_UNSETTLED_HOLDS, after, limit):
-            hold = Hold(row["player_id"], row["table_id"], row["hold_id"], row["amount"])
+        for row in await self.holds.unsettled(after, limit):
+            hold = Hold(row.player_id, row.table_id, row.hold_id, row.amount)
             if await self.give_back(hold, actor="hold_expiry"):
                 given_back += 1
             else:  # the table decided it: taken (then it leaves with the pot or the person)
-                await self.ctx.pool.execute(_SETTLE_HOLD, hold.player_id, hold.hold_id)
+                await self.holds.settle(hold.player_id, hold.hold_id)
         return given_back
 
     async def release_legacy_holds(self, limit: int = 50) -> int:
@@ -357,8 +374,8 @@ class Money:
         in a rolling deploy): the table's side no longer takes a hold without an id, so its
         wallet gives it back on its own. Their people stay seated and play that first game
         without a stake in its pot. Returns how many wallets were released."""
-        holders = await self.ctx.pool.fetch(_LEGACY_HOLDERS, limit)
-        for (player_id,) in holders:
+        holders = await self.holds.legacy_holders(limit)
+        for player_id in holders:
             await self._release_legacy(player_id)
         return len(holders)
 
@@ -368,8 +385,7 @@ class Money:
             wallet = await uow.wallet(player_id)
             # Read after the wallet: a hold appended in between makes the append below
             # conflict (and this decide again), so no hold with an id is taken for a legacy one.
-            rows = await self.ctx.pool.fetch(_HOLDS_BY_TABLE, player_id)
-            with_ids: dict[str, int] = {row[0]: row[1] for row in rows}
+            with_ids = await self.holds.held_by_table(player_id)
             events = [
                 StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
                 for table_id, amount in wallet.holds

@@ -1,11 +1,12 @@
 """The tables and games a caller sits at now, solo ones included (listMyGames), so a client
-that reloads can resume: read from the `table_members` projection (written with every table
-event, `service.store.projections.members_row`), then each table and its current game."""
+that reloads can resume: read from the table members (`port.TableMembership`, written with
+every table event, `rows.TableMembers`), then each table and its current game."""
 
 from __future__ import annotations
 
 import msgspec
 
+from service.domain.rules.cards import TURNS
 from service.domain.tables import TableMode, TableStatus
 from service.domain.views import ViewPhase
 from service.usecases.context import Context
@@ -14,10 +15,6 @@ from service.usecases.identity import Player
 from service.usecases.repository import Repository
 
 MAX_LISTED = 100  # far more than anyone sits at; the open-table cap keeps it so
-
-_MY_TABLES = """
-select table_id from table_members where player_id = $1 order by joined_at desc, table_id limit $2
-"""
 
 
 class MyTable(msgspec.Struct, frozen=True, kw_only=True):
@@ -35,6 +32,7 @@ class MyTable(msgspec.Struct, frozen=True, kw_only=True):
         game_phase: That game's phase as the caller sees it: `picking`, `choosing` or `ended`;
             null when there is no game.
         turn: That game's turn, 1 to 10; null when there is no game.
+        turns: How many turns a game lasts (seed §6: 10).
         your_move: The game waits for the caller: a pick not yet confirmed, or their too-low
             choice.
     """
@@ -48,6 +46,7 @@ class MyTable(msgspec.Struct, frozen=True, kw_only=True):
     game_phase: ViewPhase | None
     turn: int | None
     your_move: bool
+    turns: int
 
 
 class MyGames(msgspec.Struct, frozen=True, kw_only=True):
@@ -66,11 +65,11 @@ class MyGamesQuery:
         self.repository = repository
 
     async def list(self, player: Player) -> MyGames:
-        rows = await self.ctx.pool.fetch(_MY_TABLES, player.player_id, MAX_LISTED)
+        table_ids = await self.ctx.ports.members.tables_of(player.player_id, MAX_LISTED)
         tables = []
-        for row in rows:
+        for table_id in table_ids:
             try:
-                table = await self.repository.table(row["table_id"])
+                table = await self.repository.table(table_id)
             except NotFound:  # pragma: no cover - the projection is written with the events
                 continue
             seat = table.seat_of(player.player_id)
@@ -100,6 +99,7 @@ class MyGamesQuery:
                     game_phase=phase,
                     turn=turn,
                     your_move=your_move,
+                    turns=TURNS,
                 )
             )
         return MyGames(tables=tuple(tables))

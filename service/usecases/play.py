@@ -32,7 +32,7 @@ from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
-from service.store.projections import Statement
+from service.store.rows import TokenGuard
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -93,7 +93,7 @@ class _Request(NamedTuple):
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
-    guard: Callable[[], Statement] | None
+    guard: Callable[[], TokenGuard] | None
 
     @property
     def stream(self) -> str:
@@ -144,8 +144,17 @@ class Play:
         head = await self.ctx.store.read_stream(
             stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
         )
-        view = game_view(state, seat, self.ctx.clock())
+        view = await self._view(state, seat)
         return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+
+    async def _view(self, state: GameState, seat: int | None) -> GameView:
+        """The view from `seat`, and once an online game has ended, what it paid (the pot, and
+        the reward of the person in `seat`: their own, the caller's)."""
+        view = game_view(state, seat, self.ctx.clock())
+        if state.phase != "ended":
+            return view
+        pot, reward = await self.deals.money.paid(state, seat)
+        return msgspec.structs.replace(view, pot=pot, reward=reward)
 
     async def submit_move(
         self, player: Player, game_id: str, move: PersonMove, *, check: TokenCheck | None = None
@@ -158,7 +167,7 @@ class Play:
         else:
             decided = await self._checked_move(player, game_id, move, check)
         seat = seat_of(decided.state, player.player_id)
-        return Moved(game_view(decided.state, seat, self.ctx.clock()), replayed=decided.repeat)
+        return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
 
     async def _checked_move(
         self, player: Player, game_id: str, move: PersonMove, check: TokenCheck
@@ -182,7 +191,7 @@ class Play:
         player: Player,
         game_id: str,
         move: PersonMove,
-        guard: Callable[[], Statement] | None,
+        guard: Callable[[], TokenGuard] | None,
     ) -> Decided:
         return await self.decide(
             game_id,
@@ -203,14 +212,14 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
-        guard: Callable[[], Statement] | None = None,
+        guard: Callable[[], TokenGuard] | None = None,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
         instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
         state after its first run, or refused with `MoveIdReused` if its
-        `metadata["move_digest"]` differs. `guard` gives a statement the append must pass
-        (`EventStore.append`)."""
+        `metadata["move_digest"]` differs. `guard` gives the check the append must pass
+        (`EventLog.append`)."""
         request = _Request(game_id, intent, command_id, metadata, guard)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")

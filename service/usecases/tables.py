@@ -6,7 +6,7 @@ and commit (`_change`, `_commit`), and reads best beside it.
 
 The table's rules are in `service.domain.tables`; this module loads the table, asks them, and
 commits the table events with whatever they set off (a deal, a stake, a game left) in one
-unit of work. Stream `table-<id>`; the `lobby` projection row is written with it. Coins never
+unit of work. Stream `table-<id>`; its lobby listing and members are written with it. Coins never
 ride in that unit: a buy-in is held in the wallet before the table is asked, and what the
 table owes wallets is delivered after it commits (`service.usecases.money`)."""
 
@@ -151,19 +151,6 @@ class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
     bee_levels: tuple[BeeLevel, ...] = ()  # each bee seat's level, in seat order
 
 
-_LOBBY_PAGE = """
-select table_id, host_name, seats_taken, people, capacity, stake, status, opened_at,
-       bee_levels
-  from lobby
- where status <> 'closed'
-   and ($1 = 'any' or ($1 = 'free') = (stake = 0))
-   and (not $2 or seats_taken < capacity)
- order by opened_at desc, table_id
- limit $3 offset $4
-"""
-
-_HOSTING = "select count(*) from lobby where host_id = $1 and status <> 'closed'"
-
 # What a change decides on the table as loaded: its table events, and what they set off.
 Change = Callable[[TableState], Awaitable["Decided"]]
 
@@ -230,7 +217,7 @@ class Tables:
         so a burst cannot slip past the count (across instances it can by one per instance)."""
         table_id = str(uuid.uuid4())
         async with self.turns.turn(f"host-{player.player_id}"):
-            hosting = await self.ctx.pool.fetchval(_HOSTING, player.player_id)
+            hosting = await self.ctx.ports.lobby.hosting(player.player_id)
             opened = decide_open(
                 table_id,
                 player.player_id,
@@ -355,8 +342,21 @@ class Tables:
     async def list_tables(
         self, *, stake: str, has_free_seat: bool, limit: int, offset: int
     ) -> list[LobbyEntry]:
-        rows = await self.ctx.pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
-        return [LobbyEntry(**{**dict(row), "bee_levels": tuple(row["bee_levels"])}) for row in rows]
+        listed = await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
+        return [
+            LobbyEntry(
+                table_id=t.listing.table_id,
+                host_name=t.listing.host_name,
+                seats_taken=t.listing.seats_taken,
+                people=t.listing.people,
+                capacity=t.listing.capacity,
+                stake=t.listing.stake,
+                status=t.listing.status,
+                opened_at=t.opened_at,
+                bee_levels=t.listing.bee_levels,
+            )
+            for t in listed
+        ]
 
     # --- how a change is committed ------------------------------------------------------------
 

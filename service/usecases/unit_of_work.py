@@ -45,22 +45,21 @@ from service.domain.tables import (
 )
 from service.domain.transfers import TransferUnion
 from service.store.events import NewEvent, StreamAppend
-from service.store.projections import (
-    Statement,
-    hold_row,
-    hold_settled_row,
-    lobby_row,
-    members_row,
-    outbox_row,
-    stats_row,
-    wallet_row,
+from service.store.rows import (
+    DealSecret,
+    LobbyListing,
+    OwedTransfer,
+    Row,
+    StakeHold,
+    StakeHoldEnded,
+    Standing,
+    TableMembers,
+    Timer,
+    TokenGuard,
+    WalletBalance,
 )
 from service.usecases.context import stream
 from service.usecases.repository import Repository
-
-_INSERT_SECRET = "insert into deal_secrets (game_id, server_seed) values ($1, $2)"
-_INSERT_TIMER = "insert into timers (game_id, deadline) values ($1, $2) on conflict do nothing"
-
 
 S = TypeVar("S")
 E = TypeVar("E")
@@ -161,7 +160,7 @@ class UnitOfWork:
         metadata: dict[str, Any],
         *,
         command: tuple[str, str] | None = None,
-        guard: tuple[str, Sequence[Any]] | None = None,
+        guard: TokenGuard | None = None,
     ) -> None:
         """Append everything in one transaction. Raises `ConcurrencyConflict` when any stream
         moved on since it was decided on (nothing is written), `DuplicateCommand` when
@@ -235,34 +234,42 @@ class UnitOfWork:
             )
         return appends
 
-    def _also(self) -> list[Statement]:
-        rows: list[Statement] = [(_INSERT_SECRET, (g, s)) for g, s in self._secrets.items()]
-        rows += [  # a durable timer for every deadline these events set (the turn clock)
-            (_INSERT_TIMER, (game_id, event.deadline))
+    def _also(self) -> list[Row]:
+        """The rows these events cause, committed with them: each prepared game's secret, a
+        timer for every deadline set, each wallet's balance and holds, what the table owes
+        wallets, each record's standing, and the table's lobby listing and members."""
+        rows: list[Row] = [DealSecret(game_id=g, server_seed=s) for g, s in self._secrets.items()]
+        rows += [
+            Timer(game_id=game_id, deadline=event.deadline)
             for game_id, game in self._games.items()
             for event in game.events
             if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
         ]
-        rows += [wallet_row(player_id, w.after) for player_id, w in self._wallets.items()]
+        rows += [WalletBalance.of(player_id, w.after) for player_id, w in self._wallets.items()]
         rows += [  # each hold, for the sweeper of sit-downs that never finished
-            hold_row(player_id, event)
+            StakeHold(
+                player_id=player_id,
+                hold_id=event.hold_id,
+                table_id=event.table_id,
+                amount=event.amount,
+            )
             if isinstance(event, StakeHeld)
-            else hold_settled_row(player_id, event)
+            else StakeHoldEnded(player_id=player_id, hold_id=event.hold_id)
             for player_id, w in self._wallets.items()
             for event in w.events
             if isinstance(event, StakeHeld | StakeReleased | StakeCommitted)
             and event.hold_id is not None
         ]
-        rows += [outbox_row(t) for t in self.transfers]
+        rows += [OwedTransfer(transfer=t) for t in self.transfers]
         for player_id, (loaded, recorded) in self._records.items():
             stats = loaded.stats
             for event in recorded:
                 stats = record_game(stats, event.record)
-            rows.append(stats_row(player_id, loaded.name, stats))
+            rows.append(Standing.of(player_id, loaded.name, stats))
         if self.table_events and self.table.opened and self.table.mode == "online":
-            rows.append(lobby_row(self.table))
+            rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:
-            rows.append(members_row(self.table))
+            rows.append(TableMembers.of(self.table))
         return rows
 
 

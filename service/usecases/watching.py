@@ -27,7 +27,6 @@ import msgspec
 
 from service.domain.bee_answers import seat_of
 from service.domain.rules.engine import GameState
-from service.store.events import WAKEUP_CHANNEL
 from service.usecases.context import Context, stream
 from service.usecases.errors import Forbidden, Unauthorized
 from service.usecases.identity import Player
@@ -37,28 +36,6 @@ from service.usecases.tables import require_seated
 TICKET_LIFETIME = timedelta(minutes=5)
 
 StreamKind = Literal["game", "table"]
-
-_INSERT_TICKET = """
-insert into stream_tickets (ticket_hash, token_hash, stream, expires_at) values ($1, $2, $3, $4)
-"""
-# The caller's own tickets that have run out: swept as new ones are issued, so the table stays
-# as small as the number of tickets alive.
-_SWEEP_TICKETS = "delete from stream_tickets where token_hash = $1 and expires_at <= $2"
-_REDEEM_TICKET = """
-select t.player_id, coalesce(a.name, t.name) as name, a.player_id is not null as registered,
-       t.token_hash
-  from stream_tickets k
-  join access_tokens t on t.token_hash = k.token_hash
-  left join accounts a on a.player_id = t.player_id
- where k.ticket_hash = $1 and k.stream = $2 and k.expires_at > $3
-   and t.revoked_at is null and (t.expires_at is null or t.expires_at > $3)
-"""
-_TOKEN_VALID = """
-select exists (select 1 from access_tokens
-                where token_hash = $1 and revoked_at is null
-                  and (expires_at is null or expires_at > $2))
-"""
-_NOTIFY = "select pg_notify($1, $2)"
 
 
 class Viewer(msgspec.Struct, frozen=True):
@@ -108,34 +85,31 @@ class Watching:
         ticket = secrets.token_urlsafe(32)
         now = self.ctx.clock()
         expires_at = now + TICKET_LIFETIME
-        async with self.ctx.pool.acquire() as conn, conn.transaction():
-            await conn.execute(_SWEEP_TICKETS, viewer.token_hash, now)
-            await conn.execute(
-                _INSERT_TICKET, _hash(ticket), viewer.token_hash, stream(kind, ident), expires_at
-            )
+        await self.ctx.ports.tickets.issue(
+            _hash(ticket), viewer.token_hash, stream(kind, ident), expires_at, now
+        )
         return StreamTicket(ticket=ticket, expires_at=expires_at)
 
     async def redeem(self, ticket: str, kind: StreamKind, ident: str) -> Viewer:
         """The viewer a ticket was issued to, if it is for this stream, unexpired, and its token
         is still valid. It may be used again until it expires (EventSource reconnects)."""
-        row = await self.ctx.pool.fetchrow(
-            _REDEEM_TICKET, _hash(ticket), stream(kind, ident), self.ctx.clock()
+        owner = await self.ctx.ports.tickets.redeem(
+            _hash(ticket), stream(kind, ident), self.ctx.clock()
         )
-        if row is None:
+        if owner is None:
             raise Unauthorized(
                 "The stream ticket is not known, is for another stream, has expired, or its "
                 "token was revoked; ask for a new one with your bearer token."
             )
-        player = Player(player_id=row["player_id"], name=row["name"], registered=row["registered"])
-        return Viewer(player=player, token_hash=bytes(row["token_hash"]))
+        player = Player(player_id=owner.player_id, name=owner.name, registered=owner.registered)
+        return Viewer(player=player, token_hash=owner.token_hash)
 
     async def still_valid(self, viewer: Viewer) -> bool:
-        valid = await self.ctx.pool.fetchval(_TOKEN_VALID, viewer.token_hash, self.ctx.clock())
-        return bool(valid)
+        return await self.ctx.ports.tokens.valid(viewer.token_hash, self.ctx.clock())
 
     async def token_revoked(self, token_hash: bytes) -> None:
         """Tell every instance's open streams of this token to check it again (and end)."""
-        await self.ctx.pool.execute(_NOTIFY, WAKEUP_CHANNEL, revocation_channel(token_hash))
+        await self.ctx.ports.tokens.announce(revocation_channel(token_hash))
 
 
 def _hash(ticket: str) -> bytes:

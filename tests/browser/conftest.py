@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.browser.board import CHROMIUM, chromium_missing, launch, lowest_bee_too_low
-from tests.deals import seeds_where
+from tests.deals import seeds_where, ties_when_lowest_played
 from tests.live_server import serve
 
 MISSING = chromium_missing()
@@ -59,6 +59,15 @@ def too_low_url(database_url: str) -> Iterator[str]:
     from service.api.app import create_app
 
     yield from serve(create_app(database_url, server_seeds=seeds_where(2, lowest_bee_too_low)))
+
+
+@pytest.fixture(scope="session")
+def tied_url(database_url: str) -> Iterator[str]:
+    """An app whose 2-seat deals end in a shared win when both people play their lowest bee
+    every turn and take the cheapest stem (tests/deals.py `ties_when_lowest_played`)."""
+    from service.api.app import create_app
+
+    yield from serve(create_app(database_url, server_seeds=seeds_where(2, ties_when_lowest_played)))
 
 
 @pytest.fixture(scope="module")

@@ -147,6 +147,10 @@ def test_an_abandoned_buy_in_game_reads_so_and_plays_again_with_no_buy_in(
         result.wait_for(timeout=20_000)
         assert page.locator("#result-title").inner_text() == "Nobody won: the game was abandoned."
         assert "buy-in goes back" in result.locator(".reason").inner_text()
+        # What it paid, from the view: the buy-in back, and no reward for an abandoned game.
+        paid = result.locator(".paid").inner_text()
+        assert "Your 10 buy-in is back" in paid and "earns no coins or XP" in paid
+        assert "XP" not in paid.replace("no coins or XP", "")
         again = result.get_by_role("button", name="Play again (no buy-in)")
         again.wait_for()
         again.click()
@@ -191,31 +195,5 @@ def test_a_shared_win_names_everyone_who_shares_it(browser: Any, board_url: str)
         page.locator(".result").wait_for()
         assert page.locator("#result-title").inner_text() == "You share the win with Bob!"
         assert page.locator(".result .standings li.winner").count() == 2
-    finally:
-        ctx.close()
-
-
-def test_the_end_of_a_buy_in_game_says_what_it_paid(browser: Any, board_url: str) -> None:
-    """Hana is the last person standing at a 💰10 table: the pot is hers, and her result says
-    so in coins (as her profile counts them) and XP."""
-    hana, bob = _account(board_url, "Hana"), _account(board_url, "Bob")
-    table_id, game = _two_at_a_table(
-        board_url, hana, bob, stake=10, turn_seconds=60, choice_seconds=60
-    )
-    before = httpx.get(f"{board_url}/me", headers=_auth(hana)).json()
-    ctx, page = _open_as(browser, board_url, hana, game)
-    try:
-        page.locator(".hand button.bee").first.wait_for()
-        httpx.post(f"{board_url}/tables/{table_id}/leave", headers=_auth(bob)).raise_for_status()
-        paid = page.locator(".result .paid li").first
-        paid.wait_for(timeout=20_000)
-        after = httpx.get(f"{board_url}/me", headers=_auth(hana)).json()
-        gained = sum(after["coins"].values()) - sum(before["coins"].values())
-        assert gained > 0
-        assert f"+{gained} coins from this game" in paid.inner_text()
-        xp = after["xp"] - before["xp"]
-        lines = page.locator(".result .paid").inner_text()
-        assert (f"+{xp} XP" if xp else "No XP") in lines
-        assert not page.errors
     finally:
         ctx.close()

@@ -23,7 +23,8 @@ from service.api.app import create_app
 from service.domain.ledger import SIGN_UP_COINS, PlayerStats
 from service.store.events import EventStore
 from service.store.pool import Pool
-from service.store.projections import stats_row
+from service.store.projections import statement
+from service.store.rows import Standing
 from service.usecases.accounts import FAILURE_WINDOW, MAX_FAILURES
 from service.usecases.identity import TOKEN_LIFETIME
 
@@ -329,10 +330,12 @@ async def test_me_is_always_the_callers_own(client: AsyncTestClient[Any]) -> Non
 async def test_a_public_profile_shows_no_coins(client: AsyncTestClient[Any], pool: Pool) -> None:
     viewer = await register(client, unique("Pia"))
     subject = await register(client, unique("Quinn"))
-    sql, args = stats_row(
-        subject["player_id"],
-        subject["name"],
-        PlayerStats(games_played=3, games_won=2, xp=1200, badges=("first_game", "first_win")),
+    sql, args = statement(
+        Standing.of(
+            subject["player_id"],
+            subject["name"],
+            PlayerStats(games_played=3, games_won=2, xp=1200, badges=("first_game", "first_win")),
+        )
     )
     await pool.execute(sql, *args)
 
@@ -365,10 +368,12 @@ async def test_the_leaderboard_ranks_by_wins_or_xp_a_page_at_a_time(
     for label, (won, xp) in top.items():
         account = await register(client, unique(label))
         ids[account["player_id"]] = label
-        sql, args = stats_row(
-            account["player_id"],
-            account["name"],
-            PlayerStats(games_played=won + 1, games_won=won, xp=xp),
+        sql, args = statement(
+            Standing.of(
+                account["player_id"],
+                account["name"],
+                PlayerStats(games_played=won + 1, games_won=won, xp=xp),
+            )
         )
         await pool.execute(sql, *args)
 

@@ -12,8 +12,8 @@ from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
 from service.bootstrap import bootstrap
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.clock import TurnClock
 from tests.deals import highest_bees_land, lowest_is_too_low, seeds_where
 from tests.e2e.api_client import Api, first_of
@@ -48,7 +48,7 @@ async def timed(database_url: str, clock: FakeClock) -> AsyncIterator[AsyncTestC
 def timers(pool: Pool, clock: FakeClock) -> TurnClock:
     """A second instance of the service on the same database and the same injected clock,
     firing the timers that the app under test stored (the app runs on its own event loop)."""
-    return bootstrap(EventStore(pool), pool, clock=clock).clock
+    return bootstrap(postgres_ports(pool), clock=clock).clock
 
 
 async def two_people_game(client: AsyncTestClient[Any], **clock: float) -> tuple[Api, Api, str]:
@@ -176,7 +176,7 @@ async def test_a_clock_fires_once_with_two_instances_firing_at_once(
     timed: AsyncTestClient[Any], clock: FakeClock, pool: Pool, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
-    other = bootstrap(EventStore(pool), pool, clock=clock).clock
+    other = bootstrap(postgres_ports(pool), clock=clock).clock
     clock.advance(20)
     await asyncio.gather(drain(timers), drain(other))
     log = await hana.events(gid)

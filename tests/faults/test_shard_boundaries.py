@@ -5,9 +5,10 @@ commands) of that table or its games. A person's streams (`player-<id>`, `wallet
 the person: they may be appended together, but not with a table's or another person's.
 docs/scaling.md explains why.
 
-The test instruments `EventStore.append` and drives every kind of write through the API:
-guests, a solo table played to the end and again, an online table (join, fill with bees, the
-clock playing a turn, a seed for the next game, play again, leaving mid-game, closing).
+The test instruments `EventStore.append_statements` (every append's statements) and drives
+every kind of write through the API: guests, a solo table played to the end and again, an
+online table (join, fill with bees, the clock playing a turn, a seed for the next game, play
+again, leaving mid-game, closing).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from service.api.app import create_app
 from service.bootstrap import bootstrap
 from service.store.events import EventStore, StreamAppend
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from tests.e2e.api_client import Api, play_online_to_the_end
 
 Call = tuple[list[str], tuple[str, str] | None, list[tuple[str, Sequence[Any]]]]
@@ -33,7 +35,7 @@ Call = tuple[list[str], tuple[str, str] | None, list[tuple[str, Sequence[Any]]]]
 @pytest.fixture
 def appends(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     calls: list[Call] = []
-    original = EventStore.append
+    original = EventStore.append_statements
 
     async def spy(
         self: EventStore,
@@ -48,7 +50,7 @@ def appends(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
             self, *batch, metadata=metadata, command=command, also=also, guard=guard
         )
 
-    monkeypatch.setattr(EventStore, "append", spy)
+    monkeypatch.setattr(EventStore, "append_statements", spy)
     return calls
 
 
@@ -98,7 +100,7 @@ async def test_every_append_stays_inside_one_table(
 ) -> None:
     # A year ahead, so no other app of the test session (real clock) fires these timers.
     now = [datetime.now(UTC) + timedelta(days=365)]
-    timers = bootstrap(EventStore(pool), pool, clock=lambda: now[0]).clock
+    timers = bootstrap(postgres_ports(pool), clock=lambda: now[0]).clock
     app = create_app(database_url, clock=lambda: now[0], run_clock=False)
     async with AsyncTestClient(app=app) as client:
         anon = Api(client)
@@ -173,7 +175,7 @@ async def test_stakes_stay_inside_one_table(
         await play_online_to_the_end({1: ann, 2: ben, 3: cy}, game["game_id"])
 
         # A sit-down cut short after the wallet's hold: the sweeper gives it back.
-        service = bootstrap(EventStore(pool), pool)
+        service = bootstrap(postgres_ports(pool))
         assert cy.token is not None
         player = await service.identity.authenticate(cy.token)
         cy_id = player.player_id

@@ -15,8 +15,8 @@ from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import SIGN_UP_COINS, StakeHeld
 from service.domain.rules.events import ClockSettings
 from service.domain.transfers import PayPot
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.errors import Conflict
 from service.usecases.identity import Player
 from service.usecases.money import Hold
@@ -37,7 +37,7 @@ async def people(swarm: Swarm, n: int) -> list[Player]:
 
 @pytest.fixture
 def swarm(pool: Pool) -> Swarm:
-    return bootstrap(EventStore(pool), pool, hasher=FAST_HASHER)
+    return bootstrap(postgres_ports(pool), hasher=FAST_HASHER)
 
 
 async def balance(swarm: Swarm, player: Player) -> tuple[int, int]:
@@ -114,7 +114,7 @@ async def test_a_sit_down_racing_its_give_back_ends_one_way(swarm: Swarm) -> Non
     # them together never splits a hold.)
 
 
-async def test_a_transfer_relayed_twice_lands_once(swarm: Swarm, pool: Pool) -> None:
+async def test_a_transfer_relayed_twice_lands_once(swarm: Swarm) -> None:
     (ann,) = await people(swarm, 1)
     table_id = str(uuid.uuid4())
     pay = PayPot(player_id=ann.player_id, table_id=table_id, game_id="g", amount=7, reason="won")

@@ -14,8 +14,8 @@ from service.api.moves import ChooseStem, Confirm, person_move
 from service.bootstrap import Swarm, bootstrap
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import AlreadyConfirmed
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
 
 
@@ -46,7 +46,7 @@ async def _settle(swarm: Swarm, people: dict[int, Player], game_id: str) -> Game
 
 async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     # Two instances: their own event stores (head caches), repositories (game caches) and turns.
-    a, b = bootstrap(EventStore(pool), pool), bootstrap(EventStore(pool), pool)
+    a, b = bootstrap(postgres_ports(pool)), bootstrap(postgres_ports(pool))
     host, _ = await a.identity.create_guest("Host")
     guest, _ = await a.identity.create_guest("Guest")
     table = await a.tables.create_table(host, 2, 0, None)

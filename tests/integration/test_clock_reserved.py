@@ -12,8 +12,8 @@ import pytest
 
 from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
-from service.store.events import EventStore
 from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
+from service.store.postgres import postgres_ports
 
 
 class FakeClock:
@@ -41,7 +41,7 @@ async def test_the_clock_fires_on_its_own_connections_while_requests_hold_the_po
 ) -> None:
     requests, reserved = pools
     clock = FakeClock()
-    swarm = bootstrap(EventStore(requests), requests, clock=clock)
+    swarm = bootstrap(postgres_ports(requests), clock=clock)
     hana, _ = await swarm.identity.create_guest("Hana", None)
     bob, _ = await swarm.identity.create_guest("Bob", None)
     table = await swarm.tables.create_table(

@@ -7,9 +7,11 @@ person seated there, until that game is dealt (seed §9; hypothesis drives the s
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
 import psycopg
 from argon2 import PasswordHasher
 from hypothesis import HealthCheck, event, given, settings
@@ -20,8 +22,9 @@ from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
 from service.domain.refusals import Refused
 from service.domain.rules.events import ClockSettings
-from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.port import EventLog, Ports
+from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
 from tests.coins import count
 
@@ -53,7 +56,7 @@ operation = st.one_of(
 )
 
 
-async def holds_by_table(store: EventStore, player: Player) -> dict[str, int]:
+async def holds_by_table(store: EventLog, player: Player) -> dict[str, int]:
     """What the player's wallet holds, table by table (zero holds left out)."""
     holds: dict[str, int] = {}
     for r in await store.read_stream(f"wallet-{player.player_id}"):
@@ -65,7 +68,7 @@ async def holds_by_table(store: EventStore, player: Player) -> dict[str, int]:
 
 
 async def check_no_hold_outlives_its_game(
-    swarm: Swarm, store: EventStore, players: list[Player]
+    swarm: Swarm, store: EventLog, players: list[Player]
 ) -> None:
     for player in players:
         for table_id, amount in (await holds_by_table(store, player)).items():
@@ -75,12 +78,12 @@ async def check_no_hold_outlives_its_game(
             assert table.seat_of(player.player_id) is not None, "held by someone not seated"
 
 
-async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) -> int:
+async def check_invariant(ports: Ports, players: list[Player]) -> int:
     """Returns the coins the wallets put into pots and were not paid back yet."""
     granted = in_hand = committed = paid = 0
     for player in players:
         wallet = WalletState()
-        for r in await store.read_stream(f"wallet-{player.player_id}"):
+        for r in await ports.log.read_stream(f"wallet-{player.player_id}"):
             event: Any = decode_wallet_event(r.data)
             wallet = evolve_wallet(wallet, event)
             committed += event.amount if r.type == "stake_committed" else 0
@@ -88,10 +91,8 @@ async def check_invariant(store: EventStore, pool: Pool, players: list[Player]) 
             assert wallet.balance >= 0 and wallet.held >= 0
         granted += wallet.granted
         in_hand += wallet.balance + wallet.held
-        row = await pool.fetchrow(
-            "select balance, held from wallets where player_id = $1", player.player_id
-        )
-        assert row is not None and (row["balance"], row["held"]) == (wallet.balance, wallet.held)
+        row = await ports.standings.coins(player.player_id)  # the wallet's projection
+        assert row is not None and (row.balance, row.held) == (wallet.balance, wallet.held)
     assert in_hand + (committed - paid) == granted
     return committed - paid
 
@@ -109,11 +110,16 @@ def check_across_shards(
 
 
 async def run(
-    pool: Pool, operations: list[tuple[str, int, int]], database_url: str | None = None
+    ports_on: Callable[[FakeClock], Ports],
+    operations: list[tuple[str, int, int]],
+    database_url: str | None = None,
 ) -> None:
+    """`ports_on(clock)`: the store to run on (its clock, for a store that keeps time itself);
+    `database_url`: PostgreSQL's, to count the coins across shards as an auditor would."""
     clock = FakeClock()
-    store = EventStore(pool)
-    swarm = bootstrap(store, pool, clock=clock, hasher=FAST_HASHER)
+    ports = ports_on(clock)
+    store = ports.log
+    swarm = bootstrap(ports, clock=clock, hasher=FAST_HASHER)
     accounts = swarm.accounts
     players = []
     for i in range(PLAYERS):
@@ -199,22 +205,17 @@ async def run(
             event(f"refused: {refused.code}")  # refused: must change nothing (checked below)
         else:
             event(f"done: {kind}")
-        in_pots = await check_invariant(store, pool, players)
+        in_pots = await check_invariant(ports, players)
         if database_url is not None:
             check_across_shards(database_url, players, tables, in_pots)
         await check_no_hold_outlives_its_game(swarm, store, players)
-    settled = await pool.fetch(
-        "select distinct type from events where stream = any($1::text[])",
-        [f"table-{t}" for t in tables],
-    )
-    for row in settled:
-        event(f"table event: {row['type']}")
-    for row in await pool.fetch(
-        "select data->>'reason' as reason from events"
-        " where type = 'pot_settled' and stream = any($1::text[])",
-        [f"table-{t}" for t in tables],
-    ):
-        event(f"pot settled: {row['reason']}")
+    for table_id in tables:
+        recorded = await store.read_stream(f"table-{table_id}")
+        for kind in sorted({r.type for r in recorded}):
+            event(f"table event: {kind}")
+        for r in recorded:
+            if r.type == "pot_settled":
+                event(f"pot settled: {msgspec.json.decode(r.data)['reason']}")
 
 
 @settings(
@@ -230,5 +231,5 @@ async def test_coins_are_conserved_over_random_table_histories(
     pool: Pool, database_url: str, stake: int, operations: list[tuple[str, int, int]]
 ) -> None:
     await run(
-        pool, [("open", 0, stake), *operations], database_url
+        lambda clock: postgres_ports(pool), [("open", 0, stake), *operations], database_url
     )  # every history has a table to act on

@@ -321,20 +321,22 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
         "insert into timers (game_id, deadline) values ($1, $2)",
         (game, deadline.replace(year=2031)),
     )
-    await event_store.append(StreamAppend(stream, 0, [event()]), also=[timer, other])
+    await event_store.append_statements(StreamAppend(stream, 0, [event()]), also=[timer, other])
     count = "select count(*) from timers where game_id = $1"
     assert await pool.fetchval(count, game) == 2
 
     # A refused append writes none of its statements...
     game2 = str(uuid.uuid4())
     with pytest.raises(ConcurrencyConflict):
-        await event_store.append(
+        await event_store.append_statements(
             StreamAppend(stream, 0, [event()]),
             also=[("insert into timers (game_id, deadline) values ($1, $2)", (game2, deadline))],
         )
     with pytest.raises(DuplicateCommand):
-        await event_store.append(StreamAppend(stream, 1, [event()]), command=(stream, "c"))
-        await event_store.append(
+        await event_store.append_statements(
+            StreamAppend(stream, 1, [event()]), command=(stream, "c")
+        )
+        await event_store.append_statements(
             StreamAppend(stream, 2, [event()]),
             command=(stream, "c"),
             also=[("insert into timers (game_id, deadline) values ($1, $2)", (game2, deadline))],
@@ -342,7 +344,7 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
     assert await pool.fetchval(count, game2) == 0
     # ...and a statement that fails writes no events.
     with pytest.raises(asyncpg.UniqueViolationError):
-        await event_store.append(StreamAppend(stream, 2, [event()]), also=[timer])
+        await event_store.append_statements(StreamAppend(stream, 2, [event()]), also=[timer])
     assert await event_store.stream_version(stream) == 2
     # A statement that cannot be a CTE (its own WITH) runs in the same transaction instead.
     game3 = str(uuid.uuid4())
@@ -352,9 +354,11 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
         (game3, deadline),
     )
     with pytest.raises(ConcurrencyConflict):
-        await event_store.append(StreamAppend(stream, 0, [event()]), also=[nested])
+        await event_store.append_statements(StreamAppend(stream, 0, [event()]), also=[nested])
     assert await pool.fetchval(count, game3) == 0
-    await event_store.append(StreamAppend(stream, 2, [event()]), also=[nested, timer_for(game3)])
+    await event_store.append_statements(
+        StreamAppend(stream, 2, [event()]), also=[nested, timer_for(game3)]
+    )
     assert await pool.fetchval(count, game3) == 2
     assert await event_store.stream_version(stream) == 3
 
@@ -396,7 +400,7 @@ async def test_a_guard_refuses_the_whole_append_or_lets_it_through(
     for args in refusals:
         for also in ([timer], [nested, timer]):
             with pytest.raises(GuardRefused):
-                await event_store.append(
+                await event_store.append_statements(
                     StreamAppend(stream, 0, [event()]),
                     command=(stream, "move"),
                     also=also,
@@ -406,13 +410,13 @@ async def test_a_guard_refuses_the_whole_append_or_lets_it_through(
     assert await pool.fetchval(count, game) == 0
     assert await event_store.command_version(stream, "move") is None
 
-    await event_store.append(
+    await event_store.append_statements(
         StreamAppend(stream, 0, [event()]),
         command=(stream, "move"),
         also=[timer],
         guard=(check, (valid, player, now)),
     )
-    await event_store.append(
+    await event_store.append_statements(
         StreamAppend(stream, 1, [event()]), also=[nested], guard=(check, (valid, player, now))
     )
     assert await event_store.stream_version(stream) == 2

@@ -10,6 +10,7 @@ from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
 from tests.integration.test_coin_invariant import FAST_HASHER, FakeClock, holds_by_table
 
@@ -25,7 +26,7 @@ async def _players(swarm: object, n: int) -> list[Player]:
 async def test_sitting_down_and_leaving_between_games_holds_nothing(pool: Pool) -> None:
     store = EventStore(pool)
     clock = FakeClock()
-    swarm = bootstrap(store, pool, clock=clock, hasher=FAST_HASHER)
+    swarm = bootstrap(postgres_ports(pool, store), clock=clock, hasher=FAST_HASHER)
     ann, bob, cid = await _players(swarm, 3)
     clock_settings = ClockSettings(turn_seconds=20, choice_seconds=10)
     table = await swarm.tables.create_table(ann, 2, 100, clock_settings)

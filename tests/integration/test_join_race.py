@@ -13,11 +13,13 @@ from service.bootstrap import bootstrap
 from service.domain.tables import GameInProgress, TableState
 from service.store.events import EventStore
 from service.store.pool import Pool
+from service.store.postgres import postgres_ports
 
 
 async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> None:
     store = EventStore(pool)
-    a, b = bootstrap(store, pool), bootstrap(store, pool)  # two instances: caches, turns apart
+    # Two instances: caches and turns apart.
+    a, b = bootstrap(postgres_ports(pool, store)), bootstrap(postgres_ports(pool, store))
     host, _ = await a.identity.create_guest("Host")
     one, _ = await a.identity.create_guest("One")
     two, _ = await a.identity.create_guest("Two")

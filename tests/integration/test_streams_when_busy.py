@@ -12,6 +12,7 @@ from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
 from service.store.pool import Pool, PoolExhausted
+from service.store.postgres import postgres_ports
 from service.usecases import streams
 from service.usecases.watching import Viewer
 
@@ -19,7 +20,7 @@ from service.usecases.watching import Viewer
 async def test_a_followed_table_rides_out_a_busy_pool(
     pool: Pool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    swarm = bootstrap(EventStore(pool), pool)
+    swarm = bootstrap(postgres_ports(pool))
     host, _ = await swarm.identity.create_guest("Busy", None)
     table = await swarm.tables.create_table(
         host, 2, 0, ClockSettings(turn_seconds=600, choice_seconds=600)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.layers import violations
+from tests.layers import sql_texts, violations
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,3 +68,40 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
         },
     )
     assert violations(root) == []
+
+
+def test_no_use_case_holds_sql() -> None:
+    assert sql_texts(ROOT) == []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '_LOBBY = """\nselect table_id from lobby where status <> \'closed\'\n"""\n',
+        "Q = 'INSERT INTO timers (game_id) VALUES ($1)'\n",
+        "async def f(pool):\n    await pool.execute('delete from sign_ups where key = $1', 1)\n",
+        "def f(t):\n    return f'update {t} set a = 1' if t else 'update lobby set a = 1'\n",
+        "Q = 'with gone as (delete from x) select 1'\n",
+        "Q = 'select require_token($1, $2, $3)'\n",
+    ],
+)
+def test_sql_text_in_a_use_case_is_reported(tmp_path: Path, source: str) -> None:
+    root = _tree(tmp_path, {"service/usecases/money.py": source})
+    found = sql_texts(root)
+    assert found and all(f.startswith("service/usecases/money.py") for f in found), found
+
+
+def test_prose_docstrings_and_the_store_are_not_sql(tmp_path: Path) -> None:
+    root = _tree(
+        tmp_path,
+        {
+            "service/usecases/tables.py": (
+                '"""Select a seat from the lobby; insert into it; delete from the list."""\n'
+                "def f() -> str:\n"
+                '    """select x from y"""\n'
+                '    return "Choose a seat; we update the lobby as you join."\n'
+            ),
+            "service/store/reads.py": "Q = 'select table_id from lobby'\n",
+        },
+    )
+    assert sql_texts(root) == []

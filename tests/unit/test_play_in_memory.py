@@ -1,6 +1,5 @@
 """A person's moves through the real use case (`service.usecases.play.Play`) on the in-memory
-store (service/store/memory.py): the fast tier of the use cases, no database. No pool is given:
-anything here that reached for SQL would fail.
+store (service/store/memory.py, `memory_ports`): the fast tier of the use cases, no database.
 
 The game is dealt straight into the log (two people and two heuristic bees, untimed), as the
 deal's use case would write it; moves are then decided, appended, repeated, refused and raced
@@ -10,7 +9,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from typing import Any, cast
+from typing import cast
 
 import msgspec
 import pytest
@@ -24,8 +23,9 @@ from service.domain.rules.errors import AlreadyConfirmed, BeeNotInHand
 from service.domain.rules.events import SeatInfo, encode_event, event_type
 from service.domain.rules.simulate import shuffled_deck
 from service.store.events import NewEvent, StreamAppend
-from service.store.memory import InMemoryDealSecrets, InMemoryEventStore
-from service.store.pool import Pool
+from service.store.memory import memory_ports
+from service.store.port import Ports
+from service.store.rows import DealSecret
 from service.usecases.context import Context
 from service.usecases.deals import Deals
 from service.usecases.identity import Player
@@ -40,8 +40,8 @@ PEOPLE = {1: Player(player_id="p1", name="Ada"), 2: Player(player_id="p2", name=
 class Instance:
     """One service instance's use cases (its own caches and turns) on a shared log."""
 
-    def __init__(self, store: InMemoryEventStore, secrets: InMemoryDealSecrets) -> None:
-        ctx = Context(store=store, pool=cast(Pool, None), secrets=secrets)
+    def __init__(self, ports: Ports) -> None:
+        ctx = Context(ports=ports)
         self.repository = Repository(ctx)
         turns = StreamTurns()
         self.play = Play(
@@ -57,10 +57,9 @@ class Instance:
         self.repository.game = counted  # type: ignore[method-assign]
 
 
-async def deal(store: InMemoryEventStore, secrets: InMemoryDealSecrets) -> str:
+async def deal(ports: Ports) -> str:
     game_id = str(uuid.uuid4())
     seed = random.Random(game_id).randbytes(32)
-    secrets.keep(game_id, seed)
     seats = (
         SeatInfo(seat=1, name="Ada", kind="person", player_id="p1"),
         SeatInfo(seat=2, name="Bo", kind="person", player_id="p2"),
@@ -71,13 +70,14 @@ async def deal(store: InMemoryEventStore, secrets: InMemoryDealSecrets) -> str:
         game_id=game_id, table_id="t", seats=seats, deck_order=shuffled_deck(4, random.Random(7))
     )
     _, events = decide_with_bees(initial_state, start)
-    await store.append(
+    await ports.log.append(
         StreamAppend(
             f"game-{game_id}",
             0,
             [NewEvent(event_type(e), encode_event(e)) for e in events],
             seal_keys={game_id: chain.seal_key(game_id, seed)},
-        )
+        ),
+        also=[DealSecret(game_id=game_id, server_seed=seed)],
     )
     return game_id
 
@@ -98,14 +98,14 @@ async def settle(instance: Instance, game_id: str) -> GameState:
 
 
 @pytest.fixture
-def log() -> tuple[InMemoryEventStore, InMemoryDealSecrets]:
-    return InMemoryEventStore(), InMemoryDealSecrets()
+def ports() -> Ports:
+    return memory_ports()
 
 
-async def test_a_move_is_decided_appended_and_answered_once(log: Any) -> None:
-    store, secrets = log
-    game_id = await deal(store, secrets)
-    a = Instance(store, secrets)
+async def test_a_move_is_decided_appended_and_answered_once(ports: Ports) -> None:
+    store, secrets = ports.log, ports.secrets
+    game_id = await deal(ports)
+    a = Instance(ports)
     dealt = await a.repository.game(game_id)
     bee = dealt.seat(1).hand[-1]
     view, replayed = await a.play.submit_move(PEOPLE[1], game_id, person_move(confirm("m1", bee)))
@@ -125,15 +125,17 @@ async def test_a_move_is_decided_appended_and_answered_once(log: Any) -> None:
     with pytest.raises(BeeNotInHand):
         await a.play.submit_move(PEOPLE[2], game_id, person_move(confirm("m2", bee)))
     assert await store.stream_version(f"game-{game_id}") == version
-    assert (await store.verify_stream(f"game-{game_id}")).ok is False  # sealed: needs its key
+    sealed = await store.verify_stream(f"game-{game_id}", seal_keys={})
+    assert sealed.ok is False  # sealed: needs its key
     keys = {game_id: chain.seal_key(game_id, cast(bytes, await secrets.server_seed(game_id)))}
     assert (await store.verify_stream(f"game-{game_id}", seal_keys=keys)).ok
+    assert (await store.verify_stream(f"game-{game_id}")).ok  # its key from its secret
 
 
-async def test_a_stale_cache_never_decides_a_move(log: Any) -> None:
-    store, secrets = log
-    game_id = await deal(store, secrets)
-    a, b = Instance(store, secrets), Instance(store, secrets)
+async def test_a_stale_cache_never_decides_a_move(ports: Ports) -> None:
+    store = ports.log
+    game_id = await deal(ports)
+    a, b = Instance(ports), Instance(ports)
     dealt = await a.repository.game(game_id)
     assert (await b.repository.game(game_id)) == dealt  # B's cache: the game as dealt
     a.reads.clear()

@@ -1,0 +1,95 @@
+"""`port.Outbox` and `port.StakeHolds` on PostgreSQL: each transfer a table owes a wallet
+(`money_outbox`, keyed by the table) until it is delivered, and each hold a wallet keeps
+(`stake_holds`, keyed by the person), both written with the events that cause them
+(`rows.OwedTransfer`, `rows.StakeHold`). Times are the database's (`now()`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any
+
+from service.domain.transfers import TransferUnion, decode_transfer
+from service.store.pool import Pool
+from service.store.rows import StakeHold
+
+_CLAIM_TRANSFERS = """
+select transfer::text from money_outbox
+ where created_at <= now() - $1::interval
+ order by created_at
+ limit $2
+   for update skip locked
+"""
+_DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
+_OWED = "select transfer::text from money_outbox where table_id = $1 and transfer_id = $2"
+# One round trip to learn there is nothing to relay (the usual answer), before claiming.
+_ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
+
+_UNSETTLED_HOLDS = """
+select player_id, hold_id, table_id, amount from stake_holds
+ where settled_at is null and held_at <= now() - $1::interval
+ order by held_at
+ limit $2
+"""
+_SETTLE_HOLD = "update stake_holds set settled_at = now() where player_id = $1 and hold_id = $2"
+
+# Wallets holding more than their `stake_holds` rows account for: holds made before holds had
+# ids (before migration 0013), which no table will ever take now.
+_LEGACY_HOLDERS = """
+select w.player_id from wallets w
+ where w.held > coalesce((select sum(h.amount) from stake_holds h
+                           where h.player_id = w.player_id), 0)
+ limit $1
+"""
+_HOLDS_BY_TABLE = "select table_id, sum(amount) from stake_holds where player_id = $1 group by 1"
+
+
+class _Claim:
+    def __init__(self, conn: Any, transfers: list[TransferUnion]) -> None:
+        self._conn = conn
+        self.transfers = transfers
+
+    async def delivered(self, transfer: TransferUnion) -> None:
+        await self._conn.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
+
+
+class StoredOutbox:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def any_due(self, older_than: timedelta) -> bool:
+        return bool(await self._pool.fetchval(_ANY_DUE, older_than))
+
+    @asynccontextmanager
+    async def claim_due(self, older_than: timedelta, limit: int) -> AsyncIterator[_Claim]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, limit)
+            yield _Claim(conn, [decode_transfer(text) for (text,) in rows])
+
+    async def delivered(self, transfer: TransferUnion) -> None:
+        await self._pool.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
+
+    async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
+        text = await self._pool.fetchval(_OWED, table_id, transfer_id)
+        return None if text is None else decode_transfer(text)
+
+
+class StoredStakeHolds:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def unsettled(self, older_than: timedelta, limit: int) -> list[StakeHold]:
+        return [
+            StakeHold(player_id=r[0], hold_id=r[1], table_id=r[2], amount=r[3])
+            for r in await self._pool.fetch(_UNSETTLED_HOLDS, older_than, limit)
+        ]
+
+    async def settle(self, player_id: str, hold_id: str) -> None:
+        await self._pool.execute(_SETTLE_HOLD, player_id, hold_id)
+
+    async def legacy_holders(self, limit: int) -> list[str]:
+        return [r[0] for r in await self._pool.fetch(_LEGACY_HOLDERS, limit)]
+
+    async def held_by_table(self, player_id: str) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in await self._pool.fetch(_HOLDS_BY_TABLE, player_id)}

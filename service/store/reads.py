@@ -1,0 +1,158 @@
+"""What the lobby, listMyGames, profiles and the leaderboard read on PostgreSQL: the `lobby`,
+`table_members`, `wallets` and `player_stats` projections (`port.Lobby`,
+`port.TableMembership`, `port.Standings`), written with the events they fold
+(`service.store.projections`), so never behind the log."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from service.store.pool import Pool
+from service.store.rows import (
+    ListedTable,
+    LobbyListing,
+    PublicStanding,
+    Standing,
+    WalletBalance,
+)
+
+_LOBBY_PAGE = """
+select table_id, host_id, host_name, seats_taken, people, capacity, stake, status, bee_levels,
+       opened_at
+  from lobby
+ where status <> 'closed'
+   and ($1 = 'any' or ($1 = 'free') = (stake = 0))
+   and (not $2 or seats_taken < capacity)
+ order by opened_at desc, table_id
+ limit $3 offset $4
+"""
+_HOSTING = "select count(*) from lobby where host_id = $1 and status <> 'closed'"
+
+
+class StoredLobby:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def page(
+        self, stake: str, has_free_seat: bool, limit: int, offset: int
+    ) -> list[ListedTable]:
+        rows = await self._pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
+        return [
+            ListedTable(
+                listing=LobbyListing(
+                    table_id=r[0],
+                    host_id=r[1] or "",
+                    host_name=r[2],
+                    seats_taken=r[3],
+                    people=r[4],
+                    capacity=r[5],
+                    stake=r[6],
+                    status=r[7],
+                    bee_levels=tuple(r[8]),
+                ),
+                opened_at=r[9],
+            )
+            for r in rows
+        ]
+
+    async def hosting(self, host_id: str) -> int:
+        return int(await self._pool.fetchval(_HOSTING, host_id))
+
+
+_MY_TABLES = """
+select table_id from table_members where player_id = $1 order by joined_at desc, table_id limit $2
+"""
+
+
+class StoredTableMembership:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def tables_of(self, player_id: str, limit: int) -> list[str]:
+        return [r[0] for r in await self._pool.fetch(_MY_TABLES, player_id, limit)]
+
+
+_WALLET = "select balance, held, granted, version from wallets where player_id = $1"
+_STATS = """
+select name, games_played, games_won, xp, badges from player_stats where player_id = $1
+"""
+_PUBLIC_PLAYER = """
+select coalesce(a.name, s.name,
+                (select t.name from access_tokens t where t.player_id = p.player_id
+                  order by t.created_at limit 1)) as name,
+       a.player_id is not null as registered,
+       coalesce(s.games_played, 0) as games_played,
+       coalesce(s.games_won, 0) as games_won,
+       coalesce(s.xp, 0) as xp,
+       coalesce(s.badges, '{}') as badges
+  from (select $1::text as player_id) p
+  left join accounts a on a.player_id = p.player_id
+  left join player_stats s on s.player_id = p.player_id
+"""
+_LEADERBOARD = {
+    "wins": """
+select player_id, name, games_played, games_won, xp, badges from player_stats
+ order by games_won desc, xp desc, player_id
+ limit $1 offset $2
+""",
+    "xp": """
+select player_id, name, games_played, games_won, xp, badges from player_stats
+ order by xp desc, games_won desc, player_id
+ limit $1 offset $2
+""",
+}
+
+
+class StoredStandings:
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+
+    async def coins(self, player_id: str) -> WalletBalance | None:
+        row = await self._pool.fetchrow(_WALLET, player_id)
+        if row is None:
+            return None
+        return WalletBalance(
+            player_id=player_id, balance=row[0], held=row[1], granted=row[2], version=row[3]
+        )
+
+    async def standing(self, player_id: str) -> Standing | None:
+        row = await self._pool.fetchrow(_STATS, player_id)
+        if row is None:
+            return None
+        return Standing(
+            player_id=player_id,
+            name=row[0],
+            games_played=row[1],
+            games_won=row[2],
+            xp=row[3],
+            badges=tuple(row[4]),
+        )
+
+    async def public(self, player_id: str) -> PublicStanding | None:
+        row = await self._pool.fetchrow(_PUBLIC_PLAYER, player_id)
+        if row is None or row["name"] is None:
+            return None
+        standing = Standing(
+            player_id=player_id,
+            name=row["name"],
+            games_played=row["games_played"],
+            games_won=row["games_won"],
+            xp=row["xp"],
+            badges=tuple(row["badges"]),
+        )
+        return PublicStanding(standing=standing, registered=row["registered"])
+
+    async def leaderboard(
+        self, by: Literal["wins", "xp"], limit: int, offset: int
+    ) -> list[Standing]:
+        return [
+            Standing(
+                player_id=r[0],
+                name=r[1],
+                games_played=r[2],
+                games_won=r[3],
+                xp=r[4],
+                badges=tuple(r[5]),
+            )
+            for r in await self._pool.fetch(_LEADERBOARD[by], limit, offset)
+        ]
