@@ -254,6 +254,7 @@ def responses() -> dict[str, Any]:
                     "game_id": GAME_ID,
                     "game_phase": "picking",
                     "turn": 4,
+                    "turns": 10,
                     "your_move": True,
                 }
             ]
