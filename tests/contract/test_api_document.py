@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from openapi_spec_validator import validate
-from referencing.jsonschema import DRAFT202012
 
 import service
 from service.api.problems import CATALOGUE, _rule_violation
