@@ -180,7 +180,7 @@ REUSED = (
     f"This {HEADER} was already used, within 24 hours, with another method, path or body; "
     "send each new request with a new key.",
 )
-REFUSED = ("unauthorized", "A valid bearer token is required", TOKEN_REFUSED)
+REFUSED = ("unauthorized", TOKEN_REFUSED)
 IN_USE = (
     "idempotency-key-in-use",
     "The first request with this key has not answered yet; retry after `Retry-After` seconds.",
