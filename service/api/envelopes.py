@@ -32,7 +32,8 @@ class _LogEntry(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
             `after` (or `Last-Event-ID`) to continue after it.
         recorded_at: When it was recorded (UTC).
         hash: Its hash-chain link (docs/fairness.md), lowercase hex; empty for events written
-            before the chain existed.
+            before the chain existed, and, until the game ends, for a game still hashed under
+            chain v1 (begun before 0.4.0).
         data: The event itself, as the caller may see it; its fields depend on `type`.
     """
 

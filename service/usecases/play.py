@@ -40,6 +40,7 @@ from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
+from service.usecases.streams import head_shown
 from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import viewer_seat
 
@@ -145,7 +146,8 @@ class Play:
             stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
         )
         view = await self._view(state, seat)
-        return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+        shown = head_shown(head[-1], over=state.phase == "ended") if head else None
+        return msgspec.structs.replace(view, head_hash=shown)
 
     async def _view(self, state: GameState, seat: int | None) -> GameView:
         """The view from `seat`, and once an online game has ended, what it paid (the pot, and

@@ -18,6 +18,7 @@ from datetime import datetime
 from functools import partial
 from typing import NamedTuple, TypeVar
 
+from service.domain.chain import CHAIN_V1
 from service.domain.rules.events import (
     decode_event,
 )
@@ -64,13 +65,29 @@ def _hex(r: RecordedEvent) -> str:
     return r.hash.hex()
 
 
+def head_shown(r: RecordedEvent, over: bool) -> str | None:
+    """The hash of a game event as a player may be shown it (`hash` beside an event, getGame's
+    `head_hash`): None for a stream under chain v1 until the game ends.
+
+    A v1 hash covers the event's data open, hidden bees included, so a guess of the bee can be
+    tried against it (docs/fairness.md, "Hidden values"); a game that was running when the
+    service moved to chain v2 (migration 0015) stays under v1 to its end. Its hashes are shown
+    once it has ended (in the export too), when nothing is hidden any more."""
+    if r.chain == CHAIN_V1 and not over:
+        return None
+    return r.hash.hex()
+
+
 def visible_events(
     recorded: Sequence[RecordedEvent], seat: int | None, game_over: bool
 ) -> list[LogItem]:
     """The game events as seat `seat` (None: a spectator) may see them."""
     return [
         LogItem(
-            r.version, r.recorded_at, _hex(r), visible_event(decode_event(r.data), seat, game_over)
+            r.version,
+            r.recorded_at,
+            head_shown(r, game_over) or "",
+            visible_event(decode_event(r.data), seat, game_over),
         )
         for r in recorded
     ]
