@@ -43,6 +43,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import admission
+from service.api.problems import title_of
 
 log = structlog.get_logger("service.access")
 
@@ -66,11 +67,11 @@ def _missing(status: int, headers: Any) -> list[tuple[bytes, bytes]]:
     return [] if any(k.lower() == name for k, _ in headers) else [(name, value)]
 
 
-def _problem(status: int, code: str, title: str, detail: str) -> bytes:
+def _problem(status: int, code: str, detail: str) -> bytes:
     return msgspec.json.encode(
         {
             "type": f"urn:swarm:problem:{code}",
-            "title": title,
+            "title": title_of(code),
             "status": status,
             "detail": detail,
             "code": code,
@@ -78,19 +79,14 @@ def _problem(status: int, code: str, title: str, detail: str) -> bytes:
     )
 
 
-_OVERLOADED = _problem(
-    503, "overloaded", "The service is busy", "Too much work in flight; try again shortly."
-)
-_INTERNAL = _problem(500, "internal-error", "Internal server error", "This is a bug.")
+_OVERLOADED = _problem(503, "overloaded", "Too much work in flight; try again shortly.")
+_INTERNAL = _problem(500, "internal-error", "This is a bug.")
 _TOO_LARGE = _problem(
     413,
     "body-too-large",
-    "Request body too large",
     "The body is larger than the limit; no valid request comes near it.",
 )
-_BODY_TIMEOUT = _problem(
-    408, "request-timeout", "Request body too slow", "The request body did not arrive in time."
-)
+_BODY_TIMEOUT = _problem(408, "request-timeout", "The request body did not arrive in time.")
 
 _PID = os.getpid()  # which worker served it, when there are several
 _edges: weakref.WeakSet[Edge] = weakref.WeakSet()  # every app of this process
@@ -200,7 +196,7 @@ class Edge:
                 await _respond(
                     send_with_id,
                     500,
-                    _problem(500, "internal", "Internal error", "Something went wrong."),
+                    _problem(500, "internal-error", "Something went wrong."),
                 )
         finally:
             route = scope.get("route_handler")
