@@ -84,6 +84,11 @@ class EventLog(Protocol):
 
     async def stream_version(self, stream: str) -> int: ...
 
+    async def head_hash(self, stream: str, version: int) -> bytes | None:
+        """The hash of event `version` of `stream` (None when there is none), without a read
+        when the store already knows it as the stream's head."""
+        ...
+
     async def command_version(self, stream: str, command_id: str) -> int | None: ...
 
     async def read_all(

@@ -168,11 +168,9 @@ class Play:
         `version`."""
         state = await self.repository.game(game_id)
         seat = await viewer_seat(self.repository, state, player)
-        head = await self.ctx.store.read_stream(
-            stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
-        )
+        head = await self.ctx.store.head_hash(stream("game", game_id), state.version)
         view = await self._view(state, seat)
-        return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+        return msgspec.structs.replace(view, head_hash=head.hex() if head is not None else None)
 
     async def _view(self, state: GameState, seat: int | None) -> GameView:
         """The view from `seat`, and once an online game has ended, what it paid (the pot, and
