@@ -1152,7 +1152,11 @@ def print_table(results: dict[str, Any]) -> None:
 
 def verdicts(levels: list[dict[str, Any]], peak: float) -> list[str]:
     """The issue's targets (28), each read off the levels of this run."""
-    carried = [lv["games"] for lv in levels if lv.get("answered_ms", {}).get("p99", 1e9) <= 500]
+    carried = [
+        lv["games"]
+        for lv in levels
+        if lv["moves_per_s"] > 0 and lv.get("answered_ms", {}).get("p99", 1e9) <= 500
+    ]
     top = max(levels, key=lambda lv: lv["moves_per_s"])
     past = [lv for lv in levels if lv["games"] > top["games"]]
     refusal_p99 = [n["ms"]["p99"] for lv in levels for s, n in lv.get("refusals", {}).items()]
