@@ -1004,6 +1004,7 @@ async def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
         "json": str(args.json),
     }
     servers: list[Server] = []
+    levels: list[dict[str, Any]] = []
     try:
         migrate(url)
         with contextlib.suppress(OSError):  # thousands of connections; children inherit it
@@ -1016,19 +1017,24 @@ async def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
             Server(url, "service", "serve", cwd=args.service_tree) for _ in range(args.instances)
         ]
         await asyncio.gather(*(s.wait_healthy() for s in servers))
-        levels = []
         for games in args.levels:
             profile_to = None
             if args.profile and games == args.levels[-1]:
                 profile_to = Path(tempfile.mkdtemp(prefix="swarm-online-")) / "service.txt"
-            level = await run_level(games, args, servers, url, server_url, database, profile_to)
+            try:
+                level = await run_level(games, args, servers, url, server_url, database, profile_to)
+            except Exception as failed:  # the machine's (e.g. PostgreSQL out of connections)
+                # Keep the levels measured: the table still prints them, and says why it ends.
+                results["stopped_at"] = {"games": games, "error": repr(failed)}
+                say(f"level {games} failed, the run stops here: {failed!r}")
+                break
             level["server_errors"] = server_errors(level["errors"])
             level["server_errors_but_503"] = server_errors(level["errors"], but_503=True)
             levels.append(level)
             say(summary_line(level))
-        results["levels"] = levels
-        results["ratios"] = ratios(levels)
     finally:
+        results["levels"] = levels
+        results["ratios"] = ratios(levels) if levels else []
         codes = [s.stop() for s in servers]
         problems = [p for s in servers for p in s.problems()]
         results["servers"] = {"exit_codes": codes, "log_problem_lines": problems[:20]}
@@ -1060,6 +1066,10 @@ def print_report(results: dict[str, Any]) -> None:
     print(
         f"{results['command']}  ({results['cores']} cores, load before {results['loadavg_before']})"
     )
+    if "stopped_at" in results:
+        print(
+            f"  stopped at {results['stopped_at']['games']} games: {results['stopped_at']['error']}"
+        )
     for lv in results.get("levels", []):
         print(summary_line(lv))
         share = lv["cpu"]["share_of_machine"]
