@@ -152,7 +152,7 @@ def create_app(
         setattr(app.state, idempotency.CLOCK, clock)
         timers = relay = sweeper = None
         if reserved is not None:
-            timers = asyncio.create_task(_on_reserved(reserved, service.clock.run()))
+            timers = asyncio.create_task(_on_reserved(reserved, service.turn_clock.run()))
             relay = asyncio.create_task(_on_reserved(reserved, service.money.run()))
             sweeper = asyncio.create_task(_on_reserved(reserved, _sweep(records, clock)))
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None

@@ -120,12 +120,13 @@ class GameController(Controller):
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
         turn: Annotated[int, QueryParameter(ge=1, le=10, description="The turn (1 to 10)")],
     ) -> TurnAnalysis:
-        """After the game: what the expert bee level would have played at this seat at the start
-        of this turn, with its estimate of the stings the seat would take from then to the end
-        for each bee in its hand, worked out from only what that seat could see then (its hand,
-        the stems, the bees already played). Beside it, the bee the seat did play. The same
-        question gets the same answer every time (the decision's seed is SHA-256 of
-        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, about a tenth of a
+        """After the game: what the expert bee level (the strongest) would have played at this
+        seat at the start of this turn, with its estimate, for each bee in its hand, of the
+        stings the seat would take from then to the end and of its share of the win, worked out
+        from only what that seat could see then (its hand, the stems, the bees already played,
+        everyone's stings). Beside it, the bee the seat did play. The same question gets the
+        same answer every time (the decision's seed is SHA-256 of
+        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, under a tenth of a
         second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
         meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
         409 `seat-not-playing` for a seat the game does not have or that had left by then."""

@@ -44,6 +44,8 @@ export const ADVICE_BY_CODE = {
   "illegal-move": "That is not allowed right now. The board has caught up: decide again.",
   "insufficient-coins": "You don't have enough coins for this buy-in. Choose a free table or a smaller buy-in.",
   "move-id-reused": "The board sent that move twice. Reload the page.",
+  "idempotency-key-reused": "The board sent two different requests as one. Reload the page and try again.",
+  "idempotency-key-in-use": "That request is still being handled. Wait a moment and look again.",
   "name-taken": "Someone has that name (or one that looks the same). Choose another.",
   "no-game-to-replay": "No game has ended at this table yet.",
   "no-game-to-seed": "There is no next game to give a seed to yet.",
@@ -205,7 +207,7 @@ export const api = {
   leaderboard: (by = "wins", offset = 0, limit = 20) =>
     call("GET", `/leaderboard?${q({ by, offset, limit })}`),
 
-  createSoloTable: (players, deal = true, level = "heuristic") =>
+  createSoloTable: (players, deal = true, level = "easy") =>
     call("POST", "/solo-tables", { players, deal, level }),
   listMyGames: () => call("GET", "/me/games"),
   createTable: (settings) => call("POST", "/tables", settings),
@@ -228,6 +230,8 @@ export const api = {
   // The replay (replay.js): the game right after a version, and its steps.
   gameState: (id, version) => call("GET", `/games/${id}/states/${version}`),
   gameSteps: (id) => call("GET", `/games/${id}/steps`),
+  // What the strongest bee level would have played at a seat and turn of a finished game.
+  analyseTurn: (id, seat, turn) => call("GET", `/games/${id}/analysis?${q({ seat, turn })}`),
 };
 
 // Every event of a game after version `after`, in order, each once. `onEvents(events)` gets

@@ -6,6 +6,7 @@
 import { api, followGame, newClientSeed, savePlace, session, watchTable } from "./api.js";
 import { h, motionMs, plural, replace, sleep, stingWord } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
+import { THINKING_LEVELS } from "./levels.js"; // served from the levels' registry
 
 // Events that move bees on the board: while they play, the hand waits.
 const MOVING = new Set(["picks_revealed", "bee_landed", "stem_taken", "stem_choice_required"]);
@@ -258,7 +259,7 @@ export class GameScreen {
 
   // --- actions ---------------------------------------------------------------------------------
 
-  // `slowBees`: the move wakes bees that think (a level other than the heuristic spends up to
+  // `slowBees`: the move wakes bees that think (a level other than easy spends up to
   // a few tenths of a second a bee): after 100 ms without an answer, the banner says so.
   async act(label, run, slowBees = false) {
     this.inFlight = (this.inFlight ?? 0) + 1;
@@ -331,9 +332,9 @@ export class GameScreen {
     this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }), this.slowBees());
   }
 
-  // Whether a bee at the table thinks long enough to be waited for (any level but the heuristic).
+  // Whether a bee at the table thinks long enough to be waited for (any level but easy).
   slowBees() {
-    return this.shown.seats.some((s) => s.kind === "bee" && s.level && s.level !== "heuristic");
+    return this.shown.seats.some((s) => s.kind === "bee" && THINKING_LEVELS.includes(s.level));
   }
 
   onKey(event) {
@@ -522,6 +523,8 @@ export class GameScreen {
   drawGameBar() {
     const v = this.shown;
     const turnText = v.phase === "ended" ? "Game over" : `Turn ${v.turn} of ${v.turns}`;
+    // A redraw (a late view or table update) must not drop the focus to <body>.
+    const hadFocus = document.activeElement?.matches?.("button.show-result");
     replace(
       this.gameBar,
       h("span", { class: "turn" }, turnText),
@@ -533,6 +536,7 @@ export class GameScreen {
       this.meadowToggle,
       v.phase !== "ended" && v.you ? this.leaveButton() : null
     );
+    if (hadFocus) this.gameBar.querySelector("button.show-result")?.focus();
   }
 
   toggleMeadow() {

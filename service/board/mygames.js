@@ -42,7 +42,7 @@ function tableCard(t, table) {
   const games = table?.games ?? (t.game_id ? [t.game_id] : []);
   const status =
     t.game_phase && t.game_phase !== "ended"
-      ? `Turn ${t.turn} of 10${t.your_move ? " · your move" : ""}`
+      ? `Turn ${t.turn} of ${t.turns}${t.your_move ? " · your move" : ""}`
       : { open: "waiting for people", playing: "playing", between_games: "between games", closed: "closed" }[t.status] ?? t.status;
   return h(
     "li",

@@ -15,9 +15,10 @@ function per append):
 * **One round trip per append.** ``append_events`` runs, in one statement: the idempotency check
   (``processed_commands``), each stream's version and head check, the inserts, the processed
   command and ``pg_notify('swarm_events', <stream>)`` per stream written (delivered only on
-  commit, see ``service/store/wakeups.py``). Statements that must commit with the events
-  (``also=``: projection rows, timers) are folded into the same statement as data-modifying
-  CTEs, so they are still one round trip and one transaction; a refused append raises inside the
+  commit, see ``service/store/wakeups.py``). The rows that must commit with the events
+  (``also=``: ``service.store.rows``, each a statement of ``service.store.projections``) are
+  folded into the same statement as data-modifying CTEs, so they are still one round trip and
+  one transaction; a refused append raises inside the
   function, which undoes them too. (A statement that cannot be a CTE, one with its own WITH,
   sends the append and the statements in a transaction instead: more round trips.)
 * **The hash chain cannot fork.** Every event carries ``hash``, SHA-256 chained to the previous
@@ -62,7 +63,7 @@ import msgspec
 
 from service.domain import chain
 from service.store.pool import Pool
-from service.store.projections import guard_statement, statement
+from service.store.projections import guard_statement, statements
 from service.store.rows import Row, TokenGuard
 
 if TYPE_CHECKING:
@@ -382,7 +383,7 @@ class EventStore:
             *appends,
             metadata=metadata,
             command=command,
-            also=[statement(row) for row in also],
+            also=[each for row in also for each in statements(row)],
             guard=None if guard is None else guard_statement(guard),
         )
 

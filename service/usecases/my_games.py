@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
+from service.domain.rules.cards import TURNS
 from service.domain.tables import TableMode, TableStatus
 from service.domain.views import ViewPhase
 from service.usecases.context import Context
@@ -31,6 +32,7 @@ class MyTable(msgspec.Struct, frozen=True, kw_only=True):
         game_phase: That game's phase as the caller sees it: `picking`, `choosing` or `ended`;
             null when there is no game.
         turn: That game's turn, 1 to 10; null when there is no game.
+        turns: How many turns a game lasts (seed §6: 10).
         your_move: The game waits for the caller: a pick not yet confirmed, or their too-low
             choice.
     """
@@ -44,6 +46,7 @@ class MyTable(msgspec.Struct, frozen=True, kw_only=True):
     game_phase: ViewPhase | None
     turn: int | None
     your_move: bool
+    turns: int
 
 
 class MyGames(msgspec.Struct, frozen=True, kw_only=True):
@@ -96,6 +99,7 @@ class MyGamesQuery:
                     game_phase=phase,
                     turn=turn,
                     your_move=your_move,
+                    turns=TURNS,
                 )
             )
         return MyGames(tables=tuple(tables))

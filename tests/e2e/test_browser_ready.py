@@ -200,6 +200,7 @@ async def test_list_my_games_shows_where_i_sit_solo_included(http: httpx.AsyncCl
         "game_phase": "picking",
         "turn": 1,
         "your_move": True,
+        "turns": 10,
     }
     bobs = (await http.get("/me/games", headers=bob)).json()["tables"]
     assert [(t["table_id"], t["seat"]) for t in bobs] == [(joined["table_id"], 2)]

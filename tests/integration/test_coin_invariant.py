@@ -166,7 +166,7 @@ async def run(
             if game.phase == "ended" or game.deadline is None:
                 return
             clock.now = max(clock.now, game.deadline)
-            while await swarm.clock.fire_due_timers():
+            while await swarm.turn_clock.fire_due_timers():
                 pass
 
     for kind, who, which in operations:

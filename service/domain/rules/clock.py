@@ -8,11 +8,11 @@ The engine's cascade (`decide.py`, `_Cascade.expire`) applies them when the serv
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 
-from service.domain.rules.events import ClockPlay, ClockSettings
+from service.domain.rules.events import ClockPlay, ClockSettings, Pick
 from service.domain.rules.state import SeatState
 
 # Seed §7: "If 3 turns in a row pass with nobody picking, the game ends".
@@ -44,13 +44,13 @@ def nobody_picking(seats: Iterable[SeatState]) -> bool:
     return bool(people) and all(s.tapped is None and s.confirmed is None for s in people)
 
 
-def is_idle_turn(seats: Iterable[SeatState], played: Mapping[int, int]) -> bool:
-    """A revealed turn was idle: it has people's picks (`played`: seat → bee) and the clock
-    chose every one of them as the seat's lowest bee, because nobody was picking."""
+def is_idle_turn(seats: Sequence[SeatState], picks: Iterable[Pick]) -> bool:
+    """A revealed turn was idle: it has people's picks (`picks`, of `seats`) and the clock chose
+    every one of them as the seat's lowest bee, because nobody was picking."""
     people = False
-    for seat in seats:  # a loop, not two comprehensions: it runs at every reveal
-        info = seat.info
-        if info.kind != "bee" and info.seat in played:
+    for pick in picks:  # a loop, not two comprehensions: it runs at every reveal
+        seat = seats[pick.seat - 1]
+        if seat.info.kind != "bee":
             if seat.by_clock != "lowest":
                 return False
             people = True

@@ -16,9 +16,18 @@ one thing the seed fixes for them, the cheapest stem when their bee is too low, 
 from __future__ import annotations
 
 from datetime import datetime
+from operator import attrgetter
 
 from service.domain.rules import errors
-from service.domain.rules.cards import HAND_SIZE, MAX_PLAYERS, MIN_PLAYERS, STEM_COUNT, TURNS, deck
+from service.domain.rules.cards import (
+    HAND_SIZE,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    STEM_COUNT,
+    TURNS,
+    deck,
+    deck_size,
+)
 from service.domain.rules.clock import abandons, clock_play, deadline_after
 from service.domain.rules.commands import (
     Command,
@@ -49,6 +58,13 @@ from service.domain.rules.flight import is_sixth, landing_stem, too_low_chooser,
 from service.domain.rules.fold import _APPLY, Folding, evolve, fold
 from service.domain.rules.state import GameState, SeatState, winners_of
 
+# Every pick there can be, made once: `_PICKS[seat][bee]` (a reveal would make 2 to 8 a turn).
+_PICKS = [
+    [Pick(seat=seat, bee=bee) for bee in range(deck_size(MAX_PLAYERS) + 1)]
+    for seat in range(MAX_PLAYERS + 1)
+]
+_BEE = attrgetter("bee")
+
 
 def decide(command: Command, state: GameState) -> list[Event]:
     """The events `command` causes in `state` (or a `RuleViolation`)."""
@@ -60,7 +76,29 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
     event applied once."""
     # Dispatched on the exact type, the commonest first (see `Folding.apply`).
     if type(command) is ConfirmPick:
-        return _confirm(command, state)
+        # A confirmed pick is final; the last one of a turn reveals every pick, and they fly.
+        number = command.seat
+        seats = state.seats
+        if state.phase == "picking" and 0 < number <= len(seats):
+            seat = seats[number - 1]  # the checks of `_picking_seat` on the common path
+            if seat.left or seat.confirmed is not None:
+                seat = _picking_seat(state, number)  # raises the refusal
+        else:
+            seat = _picking_seat(state, number)
+        bee = command.bee if command.bee is not None else seat.tapped
+        if bee is None:
+            raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
+        if bee not in seat.hand:
+            _require_in_hand(seat, bee)  # raises the refusal
+        confirmed = PickConfirmed(seat=number, bee=bee)
+        for other in seats:
+            if other.confirmed is None and not other.left and other is not seat:
+                return evolve(state, confirmed), [confirmed]  # another seat has still to pick
+        cascade = _Cascade(state, command.at)
+        cascade.events.append(confirmed)
+        cascade._pick_confirmed(confirmed)
+        cascade.reveal()
+        return cascade.outcome
     if type(command) is TapBee:
         seat = _picking_seat(state, command.seat)
         _require_in_hand(seat, command.bee)
@@ -87,31 +125,6 @@ def decide_and_evolve(command: Command, state: GameState) -> tuple[GameState, li
     if type(command) is ExpireClock:
         return _Cascade(state, command.at).expire(command.deadline).outcome
     raise AssertionError(f"unknown command {command!r}")  # pragma: no cover
-
-
-def _confirm(command: ConfirmPick, state: GameState) -> tuple[GameState, list[Event]]:
-    """A confirmed pick is final; the last one of a turn reveals every pick, and they fly."""
-    number = command.seat
-    seats = state.seats
-    if state.phase == "picking" and 0 < number <= len(seats):
-        seat = seats[number - 1]  # the checks of `_picking_seat` on the common path
-        if seat.left or seat.confirmed is not None:
-            seat = _picking_seat(state, number)  # raises the refusal
-    else:
-        seat = _picking_seat(state, number)
-    bee = command.bee if command.bee is not None else seat.tapped
-    if bee is None:
-        raise errors.NothingTapped("Tap a bee, or name one, before you confirm.")
-    if bee not in seat.hand:
-        _require_in_hand(seat, bee)  # raises the refusal
-    confirmed = PickConfirmed(seat=number, bee=bee)
-    for other in seats:
-        if other.confirmed is None and not other.left and other.info.seat != number:
-            return evolve(state, confirmed), [confirmed]  # another seat has still to pick
-    cascade = _Cascade(state, command.at)
-    cascade.emit(confirmed)
-    cascade.reveal()
-    return cascade.outcome
 
 
 def _start(command: StartGame, state: GameState) -> list[Event]:
@@ -179,23 +192,27 @@ def _require_in_hand(seat: SeatState, bee: int) -> None:
 
 class _Cascade(Folding):
     """The events of one decision, each applied as it is emitted, so that each rule reads the
-    state so far (its attributes, and `self.state` for the rest)."""
+    state so far (its attributes, and `self.state` for the rest).
+
+    Where the type of the event is known, the cascade emits it as `emit` does, calling its
+    applier by name (`Folding._bee_landed`, …) rather than through `_APPLY`. The version is
+    counted once, in `outcome`: the state's, plus the events emitted."""
 
     __slots__ = ("at", "events")
 
     def __init__(self, state: GameState, at: datetime | None) -> None:
-        super().__init__(state)
+        Folding.__init__(self, state)
         self.at = at
         self.events: list[Event] = []
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        self.version += 1
         _APPLY[type(event)](self, event)  # `Folding.apply`, without one more call
 
     @property
     def outcome(self) -> tuple[GameState, list[Event]]:
         """The state after every event emitted so far, and those events."""
+        self.version = self.state.version + len(self.events)
         return self.freeze(), self.events
 
     def take(self, stem: int, chosen_by: Chooser) -> _Cascade:
@@ -270,21 +287,24 @@ class _Cascade(Folding):
 
     def reveal(self) -> None:
         """Once every playing seat is in, reveal the turn's picks, lowest first, and fly them."""
-        picks: list[tuple[int, int]] = []
+        picks: list[Pick] = []
         for seat in self.seats:
             if seat.left:
                 continue
-            if seat.confirmed is None:
+            bee = seat.confirmed
+            if bee is None:
                 return
-            picks.append((seat.confirmed, seat.info.seat))
-        picks.sort()
-        turn = self.turn
-        self.emit(PicksRevealed(turn=turn, picks=tuple([Pick(seat=s, bee=b) for b, s in picks])))
+            picks.append(_PICKS[seat.info.seat][bee])
+        picks.sort(key=_BEE)  # lowest first (the bees of a deal are distinct)
+        revealed = PicksRevealed(turn=self.turn, picks=tuple(picks))
+        self.events.append(revealed)
+        self._picks_revealed(revealed)
         self.fly()
 
     def fly(self) -> None:
         """The bees in flight land one by one, lowest first (seed §3–§5), until a person must
         choose the stem for a too-low bee; then the next turn starts, or the game ends."""
+        events = self.events
         while self.in_flight:
             pick = self.in_flight[0]
             seat, bee = pick.seat, pick.bee
@@ -297,22 +317,28 @@ class _Cascade(Folding):
                     self.emit(StemChoiceRequired(seat=seat, bee=bee, deadline=deadline))
                     return
                 cheapest = too_low_stem(stems)
-                taken = stems[cheapest - 1]
-                self.emit(
-                    StemTaken(seat=seat, bee=bee, stem=cheapest, taken=taken, chosen_by=chooser)
+                took = StemTaken(
+                    seat=seat, bee=bee, stem=cheapest, taken=stems[cheapest - 1], chosen_by=chooser
                 )
+                events.append(took)
+                self._stem_taken(took)
             else:
                 on = stems[stem - 1]
-                landed = BeeLanded(seat=seat, bee=bee, stem=stem, taken=on if is_sixth(on) else ())
-                self.events.append(landed)  # `emit`, inline: the commonest event of a cascade
-                self.version += 1
+                if is_sixth(on):
+                    landed = BeeLanded(seat=seat, bee=bee, stem=stem, taken=on)
+                else:
+                    landed = BeeLanded(seat=seat, bee=bee, stem=stem)
+                events.append(landed)
                 self._bee_landed(landed)
         turn = self.turn
         if turn >= TURNS:
             self.end("finished", winners_of(self.seats))
         else:
-            deadline = deadline_after(self.state.clock, self.at, "turn")
-            self.emit(TurnStarted(turn=turn + 1, deadline=deadline))
+            started = TurnStarted(
+                turn=turn + 1, deadline=deadline_after(self.state.clock, self.at, "turn")
+            )
+            events.append(started)
+            self._turn_started(started)
 
     def end(self, reason: EndReason, winners: tuple[int, ...]) -> None:
         stings = tuple(s.stings for s in self.seats)

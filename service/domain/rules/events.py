@@ -26,11 +26,11 @@ Chooser = Literal["player", "rule", "clock"]
 # the bee the seat had tapped; "lowest", the turn clock ran out with nothing tapped and flew the
 # seat's lowest bee (seed §7).
 ClockPlay = Literal["none", "tapped", "lowest"]
-# How a bee player chooses its bee (`service.domain.rules.bees`): "heuristic", the stings it
-# risks this turn; "strong", Monte Carlo over the hands it cannot see, a few turns deep; "expert",
-# Monte Carlo to the end of the game against opponents who may surprise it. Recorded in the seat
-# so an audit knows which policy to re-run; replays never need it.
-BeeLevel = Literal["heuristic", "strong", "expert"]
+# How a bee player chooses its bee (`service.domain.rules.levels`, the one list): "easy",
+# "medium", "hard" or "expert"; "heuristic" and "strong" are the older names of easy and medium,
+# still accepted and recorded as sent, so every stored event decodes. Recorded in the seat so an
+# audit knows which policy to re-run; replays never need it.
+BeeLevel = Literal["heuristic", "strong", "expert", "easy", "medium", "hard"]
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):

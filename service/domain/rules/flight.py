@@ -43,14 +43,12 @@ def is_sixth(stem: Sequence[int]) -> bool:
 def too_low_stem(stems: Sequence[Sequence[int]], stings: Sequence[int] | None = None) -> int:
     """The stem (1–4) a too-low bee takes when nobody chooses (seed §5): the fewest stings, then
     the fewest bees, then the lowest number. `stings`, each stem's stings, if already known."""
-    if stings is None:
-        stings = [pile_stings(stem) for stem in stems]
-    best = 0
-    for index in range(1, len(stems)):
-        if stings[index] < stings[best] or (
-            stings[index] == stings[best] and len(stems[index]) < len(stems[best])
-        ):
-            best = index
+    best = low = bees = index = 0
+    for stem in stems:  # one pass, a counter: it runs for every too-low bee, and in rollouts
+        cost = pile_stings(stem) if stings is None else stings[index]
+        if not index or cost < low or (cost == low and len(stem) < bees):
+            best, low, bees = index, cost, len(stem)
+        index += 1  # noqa: SIM113
     return best + 1
 
 

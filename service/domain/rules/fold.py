@@ -13,7 +13,7 @@ and the rest of the state a `GameState` replaced only by the few events that cha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from msgspec.structs import replace
@@ -52,7 +52,8 @@ def evolve(state: GameState, event: Event) -> GameState:
     of all, changes one seat: it is applied by the same `_confirmed` without a working copy."""
     if type(event) is PickConfirmed:
         seats = list(state.seats)
-        seats[event.seat - 1] = _confirmed(seats[event.seat - 1], event)
+        index = event.seat - 1
+        seats[index] = _confirmed(seats[index], event)
         return replace(state, seats=tuple(seats), version=state.version + 1)
     work = Folding(state)
     work.apply(event)
@@ -67,10 +68,11 @@ def _confirmed(seat: SeatState, event: PickConfirmed) -> SeatState:
 class Folding:
     """A `GameState` being changed by events in place, never seen outside the rules.
 
-    The fields events change most are attributes here (the seats and stems, lists once an event
-    changes them; the picks in flight; the turn, its phase, deadline, revealed picks, idle count
-    and pending choice); the rest stay in `state`, replaced by the few events that change them.
-    `freeze` builds the one `GameState` at the end."""
+    The fields events change most are attributes here: the seats, the stems and the picks in
+    flight as lists (each seat still an immutable `SeatState`, replaced when it changes), and the
+    turn, its phase, deadline, revealed picks, idle count and pending choice. The rest stay in
+    `state`, replaced by the few events that change them. `freeze` builds the one `GameState` at
+    the end."""
 
     __slots__ = (
         "deadline",
@@ -88,11 +90,9 @@ class Folding:
 
     def __init__(self, state: GameState) -> None:
         self.state = state
-        # The seats and stems stay the state's tuples until an event changes one of them
-        # (`_seats`, `_stems`): most events change only one of the two.
-        self.seats: Sequence[SeatState] = state.seats
-        self.stems: Sequence[Stem] = state.stems
-        self.in_flight = state.in_flight
+        self.seats: list[SeatState] = list(state.seats)
+        self.stems: list[Stem] = list(state.stems)
+        self.in_flight: list[Pick] = list(state.in_flight)  # the first lands first
         self.version = state.version
         self.turn = state.turn
         self.phase: Phase = state.phase
@@ -109,7 +109,7 @@ class Folding:
             state,
             seats=tuple(self.seats),
             stems=tuple(self.stems),
-            in_flight=self.in_flight,
+            in_flight=tuple(self.in_flight),
             turn=self.turn,
             phase=self.phase,
             deadline=self.deadline,
@@ -118,20 +118,6 @@ class Folding:
             pending=self.pending,
             version=self.version,
         )
-
-    def _seats(self) -> list[SeatState]:
-        """The seats, to change in place."""
-        seats = self.seats
-        if type(seats) is not list:
-            seats = self.seats = list(seats)
-        return seats
-
-    def _stems(self) -> list[Stem]:
-        """The stems, to change in place."""
-        stems = self.stems
-        if type(stems) is not list:
-            stems = self.stems = list(stems)
-        return stems
 
     def apply(self, event: Event) -> None:
         """Record `event`. Dispatched on the exact type through `_APPLY`: `isinstance` (and so
@@ -165,63 +151,64 @@ class Folding:
         seats = self.seats
         for index, seat in enumerate(seats):
             if seat.tapped is not None or seat.confirmed is not None or seat.by_clock != "none":
-                seats = self._seats()
                 seats[index] = replace(seat, tapped=None, confirmed=None, by_clock="none")
         self.turn = event.turn
         self.phase = "picking"
         self.deadline = event.deadline
 
     def _bee_tapped(self, event: BeeTapped) -> None:
-        seats = self._seats()
+        seats = self.seats
         index = event.seat - 1
         seats[index] = replace(seats[index], tapped=event.bee)
 
     def _pick_confirmed(self, event: PickConfirmed) -> None:
         seats = self.seats
-        if type(seats) is not list:  # `_seats()`, inline: the commonest event
-            seats = self.seats = list(seats)
         index = event.seat - 1
         seats[index] = _confirmed(seats[index], event)
 
     def _picks_revealed(self, event: PicksRevealed) -> None:
         """Each pick leaves its seat's hand and flies, lowest first; the turn may be idle."""
-        seats = self._seats()
-        played = {pick.seat: pick.bee for pick in event.picks}
-        idle = is_idle_turn(seats, played)
-        for index, seat in enumerate(seats):
-            bee = played.get(seat.info.seat)
-            if bee is not None:
-                hand = seat.hand
-                if bee in hand:  # every copy of it leaves the hand (no deal has two)
-                    at = hand.index(bee)
-                    hand = hand[:at] + hand[at + 1 :]
-                    if bee in hand:
-                        hand = tuple(b for b in hand if b != bee)
-                seats[index] = replace(seat, hand=hand, tapped=None, confirmed=None)
-            elif seat.tapped is not None or seat.confirmed is not None:
-                seats[index] = replace(seat, tapped=None, confirmed=None)
-        self.in_flight = event.picks
-        self.revealed = event.picks
+        seats = self.seats
+        picks = event.picks
+        idle = is_idle_turn(seats, picks)
+        for pick in picks:
+            index = pick.seat - 1
+            seat = seats[index]
+            bee, hand = pick.bee, seat.hand
+            try:
+                at = hand.index(bee)
+            except ValueError:
+                pass  # not in the hand: nothing leaves it
+            else:  # every copy of it leaves the (ascending) hand; no deal has two
+                hand = hand[:at] + hand[at + 1 :]
+                if at < len(hand) and hand[at] == bee:
+                    hand = tuple(b for b in hand if b != bee)
+            seats[index] = replace(seat, hand=hand, tapped=None, confirmed=None)
+        if len(picks) < len(seats):  # a seat that left: nothing of this turn is its
+            played = {pick.seat for pick in picks}
+            for index, seat in enumerate(seats):
+                if seat.info.seat not in played and (
+                    seat.tapped is not None or seat.confirmed is not None
+                ):
+                    seats[index] = replace(seat, tapped=None, confirmed=None)
+        self.in_flight = list(picks)
+        self.revealed = picks
         self.phase = "flying"
         self.deadline = None
         self.idle_turns = self.idle_turns + 1 if idle else 0
 
     def _bee_landed(self, event: BeeLanded) -> None:
         flying = self.in_flight
-        first = flying[0] if flying else None
-        if first is not None and first.seat == event.seat and first.bee == event.bee:
-            self.in_flight = flying[1:]  # `_landed`, inline: the bee that lands flew first
+        if flying and flying[0].bee == event.bee and flying[0].seat == event.seat:
+            del flying[0]  # `_landed`, inline: the commonest event of a cascade
         else:
             self._landed(event.seat, event.bee)
-        stems = self.stems
-        if type(stems) is not list:  # `_stems()`, inline
-            stems = self.stems = list(stems)
         index = event.stem - 1
         if event.taken:  # the sixth bee
             self._took(event.seat, event.taken)
-            stems[index] = (event.bee,)
+            self.stems[index] = (event.bee,)
         else:
-            stems[index] = (*stems[index], event.bee)
+            self.stems[index] += (event.bee,)
 
     def _stem_choice_required(self, event: StemChoiceRequired) -> None:
         self.phase = "choosing"
@@ -231,13 +218,13 @@ class Folding:
     def _stem_taken(self, event: StemTaken) -> None:
         self._landed(event.seat, event.bee)
         self._took(event.seat, event.taken)
-        self._stems()[event.stem - 1] = (event.bee,)
+        self.stems[event.stem - 1] = (event.bee,)
         self.phase = "flying"
         self.pending = None
         self.deadline = None
 
     def _seat_left(self, event: SeatLeft) -> None:
-        seats = self._seats()
+        seats = self.seats
         index = event.seat - 1
         seats[index] = replace(
             seats[index], left=True, tapped=None, confirmed=None, by_clock="none"
@@ -256,20 +243,20 @@ class Folding:
         """The bee is no longer in flight (it is the first, as the rules fly them lowest first;
         an event out of that order is recorded all the same)."""
         flying = self.in_flight
-        if flying and flying[0].seat == seat and flying[0].bee == bee:
-            self.in_flight = flying[1:]
+        if flying and flying[0].bee == bee and flying[0].seat == seat:
+            del flying[0]
         else:
-            self.in_flight = tuple(p for p in flying if not (p.seat == seat and p.bee == bee))
+            self.in_flight = [p for p in flying if not (p.seat == seat and p.bee == bee)]
 
     def _took(self, number: int, taken: Stem) -> None:
-        seats = self._seats()
+        seats = self.seats
         seat = seats[number - 1]
         took = pile_stings(taken)
         seats[number - 1] = replace(
             seat,
-            pile=(*seat.pile, *taken),
+            pile=seat.pile + taken,
             stings=seat.stings + took,
-            biggest_take=max(seat.biggest_take, took),
+            biggest_take=took if took > seat.biggest_take else seat.biggest_take,
         )
 
 
