@@ -31,7 +31,16 @@ from pathlib import Path
 
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.migrate import migrate
-from tests.bench.bench import Load, RawHttp, Server, SoloClient, free_port, insert_worker, say
+from tests.bench.bench import (
+    Load,
+    RawHttp,
+    Server,
+    SoloClient,
+    free_port,
+    insert_worker,
+    say,
+    server_env,
+)
 
 CLIENTS = 8
 
@@ -43,15 +52,7 @@ class CallgrindServer(Server):
         self.port = free_port()
         self.log = Path(tempfile.mkstemp(prefix=f"swarm-callgrind-{module}-", suffix=".log")[1])
         self.out = out
-        env = dict(
-            os.environ,
-            DATABASE_URL=database_url,
-            SWARM_RATE_LIMIT="0",
-            SWARM_GUESTS_PER_HOUR="0",
-            SWARM_ACCOUNTS_PER_HOUR="0",
-            SWARM_DB_ACQUIRE_TIMEOUT="30",
-            SWARM_DB_COMMAND_TIMEOUT="60",
-        )
+        env = server_env(database_url, SWARM_DB_ACQUIRE_TIMEOUT="30", SWARM_DB_COMMAND_TIMEOUT="60")
         command = [
             "valgrind",
             "--tool=callgrind",
