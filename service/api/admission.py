@@ -17,7 +17,7 @@ anything, and what is admitted is served in time (docs/operations.md, "Past capa
   makes every waiting player ask again every second, and the refusals alone eat the CPU the
   moves need. So each second the wait is scaled by the refusals counted ÷ `REFUSALS_PER_SECOND`
   (at most doubled or halved at once), between 1 s and `RETRY_AFTER_MAX` (twice both for new
-  work); a quiet second brings it back down.
+  work); a second with fewer refusals than that halves it, at most.
 
 Why this and not an adaptive limit or a longer queue: on a CPU-bound process the delay in the
 queue is the signal that matters (a request that waits 3 s for a pool connection has already
