@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from service.domain.chain import CHAIN_V1
 from service.domain.rules.cards import stings
 from service.domain.rules.events import (
     BeeLanded,
@@ -89,7 +90,8 @@ class _LogEntry(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
             `after` (or `Last-Event-ID`) to continue after it.
         recorded_at: When it was recorded (UTC).
         hash: Its hash-chain link (docs/fairness.md), lowercase hex; empty for events written
-            before the chain existed.
+            before the chain existed, and, until the game ends, for a game still hashed under
+            chain v1 (begun before 0.4.0).
         data: The event itself, as the caller may see it; its fields depend on `type`.
     """
 
@@ -392,6 +394,24 @@ def _hex(r: RecordedEvent) -> str:
     return r.hash.hex()
 
 
+def head_shown(r: RecordedEvent, over: bool) -> str | None:
+    """The hash of a game event as a player may be shown it (`hash` beside an event, getGame's
+    `head_hash`): None for a stream under chain v1 until the game ends.
+
+    A v1 hash covers the event's data open, hidden bees included, so a guess of the bee can be
+    tried against it (docs/fairness.md, "Hidden values"); a game that was running when the
+    service moved to chain v2 (migration 0015) stays under v1 to its end. Its hashes are shown
+    once it has ended (in the export too), when nothing is hidden any more."""
+    return hash_shown(r.hash, r.chain, over=over)
+
+
+def hash_shown(hash_: bytes, chain: int, *, over: bool) -> str | None:
+    """`head_shown` of an event known by its hash and chain version."""
+    if chain == CHAIN_V1 and not over:
+        return None
+    return hash_.hex()
+
+
 def visible_events(
     recorded: Sequence[RecordedEvent], seat: int | None, game_over: bool
 ) -> list[VisibleEvent]:
@@ -404,7 +424,7 @@ def visible_events(
             _GAME_ENTRIES[r.type](
                 version=r.version,
                 recorded_at=r.recorded_at,
-                hash=_hex(r),
+                hash=head_shown(r, game_over) or "",
                 data=visible_event(event, seat, game_over),
                 **_stings_beside(event),
             )
