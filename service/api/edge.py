@@ -44,6 +44,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import admission
+from service.api.problems import title_of
 
 log = structlog.get_logger("service.access")
 
@@ -67,11 +68,11 @@ def _missing(status: int, headers: Any) -> list[tuple[bytes, bytes]]:
     return [] if any(k.lower() == name for k, _ in headers) else [(name, value)]
 
 
-def _problem(status: int, code: str, title: str, detail: str) -> bytes:
+def _problem(status: int, code: str, detail: str) -> bytes:
     return msgspec.json.encode(
         {
             "type": f"urn:swarm:problem:{code}",
-            "title": title,
+            "title": title_of(code),
             "status": status,
             "detail": detail,
             "code": code,
@@ -79,19 +80,14 @@ def _problem(status: int, code: str, title: str, detail: str) -> bytes:
     )
 
 
-_OVERLOADED = _problem(
-    503, "overloaded", "The service is busy", "Too much work in flight; try again shortly."
-)
-_INTERNAL = _problem(500, "internal-error", "Internal server error", "This is a bug.")
+_OVERLOADED = _problem(503, "overloaded", "Too much work in flight; try again shortly.")
+_INTERNAL = _problem(500, "internal-error", "This is a bug.")
 _TOO_LARGE = _problem(
     413,
     "body-too-large",
-    "Request body too large",
     "The body is larger than the limit; no valid request comes near it.",
 )
-_BODY_TIMEOUT = _problem(
-    408, "request-timeout", "Request body too slow", "The request body did not arrive in time."
-)
+_BODY_TIMEOUT = _problem(408, "request-timeout", "The request body did not arrive in time.")
 
 # Requests shed past capacity are logged as one line at most this often (`Edge._log_shed`).
 SHED_LOG_EVERY = 1.0
@@ -207,7 +203,7 @@ class Edge:
                 await _respond(
                     send_with_id,
                     500,
-                    _problem(500, "internal", "Internal error", "Something went wrong."),
+                    _problem(500, "internal-error", "Something went wrong."),
                 )
         finally:
             route = scope.get("route_handler")

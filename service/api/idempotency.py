@@ -47,6 +47,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 from service.api.limits import client_address
+from service.api.problems import problem_messages
 from service.store.idempotency import IdempotencyRecords
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import TOKEN_REFUSED
@@ -166,47 +167,22 @@ def takes_key(scope: Scope) -> bool:
     )
 
 
-def _problem(
-    status: int, code: str, title: str, detail: str, *extra: tuple[bytes, bytes]
-) -> list[Message]:
-    body = msgspec.json.encode(
-        {
-            "type": f"urn:swarm:problem:{code}",
-            "title": title,
-            "status": status,
-            "detail": detail,
-            "code": code,
-        }
-    )
-    return [
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/problem+json"),
-                (b"content-length", str(len(body)).encode()),
-                *extra,
-            ],
-        },
-        {"type": "http.response.body", "body": body, "more_body": False},
-    ]
+def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -> list[Message]:
+    return problem_messages(status, code, detail, list(extra))
 
 
 BAD_KEY = (
     "bad-request",
-    "The request is malformed",
     f"{HEADER} must be 16 to 255 visible ASCII characters (a UUID is a good key).",
 )
 REUSED = (
     "idempotency-key-reused",
-    "This Idempotency-Key was used for another request",
     f"This {HEADER} was already used, within 24 hours, with another method, path or body; "
     "send each new request with a new key.",
 )
-REFUSED = ("unauthorized", "A valid bearer token is required", TOKEN_REFUSED)
+REFUSED = ("unauthorized", TOKEN_REFUSED)
 IN_USE = (
     "idempotency-key-in-use",
-    "A request with this Idempotency-Key is still in progress",
     "The first request with this key has not answered yet; retry after `Retry-After` seconds.",
 )
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from service.api.envelopes import entries
 from service.domain import chain
 from service.domain.rules.cards import deck
 from service.domain.rules.commands import ConfirmPick, StartGame, TapBee
@@ -56,21 +57,21 @@ def test_a_v1_game_still_running_shows_no_hash_to_attack() -> None:
     (listGameEvents, the SSE stream) nor as getGame's head_hash."""
     log = v1_log("v1-game")
     for viewer in (1, 3, None):
-        shown = msgspec.to_builtins(visible_events(log, viewer, game_over=False))
+        shown = msgspec.to_builtins(entries(visible_events(log, viewer, game_over=False)))
         heads = [head_shown(log[-1], over=False)]
         recovered = attack("game-v1-game", shown, [h for h in heads if h], deck(3)[-1])
         assert recovered == [], (viewer, recovered)
         assert {e["hash"] for e in shown} == {""}
         assert heads == [None]
     # Once it has ended everything is public: the hashes show, and check.
-    over = msgspec.to_builtins(visible_events(log, 3, game_over=True))
+    over = msgspec.to_builtins(entries(visible_events(log, 3, game_over=True)))
     assert [e["hash"] for e in over] == [r.hash.hex() for r in log]
     assert head_shown(log[-1], over=True) == log[-1].hash.hex()
     # The control: what a v1 log shows open gives seat 2's tap and confirm away.
     open_log = [
         {**e, "hash": r.hash.hex()}
         for e, r in zip(
-            msgspec.to_builtins(visible_events(log, 3, game_over=False)), log, strict=True
+            msgspec.to_builtins(entries(visible_events(log, 3, game_over=False))), log, strict=True
         )
     ]
     assert attack("game-v1-game", open_log, [], deck(3)[-1])
