@@ -60,8 +60,8 @@ IDEMPOTENCY_SWEEP_INTERVAL = 600.0
 POOL_CLOSE_TIMEOUT = 2.0
 # Connections of this process's own for the turn clock and the outbox relay (with the sweeper
 # of holds), never used by a request: the clock's claim and the timers it fires at once
-# (clock.FIRE_AT_ONCE), the relay's claim and its delivery.
-RESERVED_CONNECTIONS = 6
+# (clock.FIRE_AT_ONCE: 8), the relay's claim and its delivery, and one to spare.
+RESERVED_CONNECTIONS = 12
 
 
 def rate_limit(per_second: int) -> list[Any]:
