@@ -35,7 +35,7 @@ from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
-from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
+from service.api.docs_ui import STATIC_PATH, docs_policy, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
 from service.api.game_routes import GameController
 from service.api.history_routes import HistoryController
@@ -60,8 +60,8 @@ IDEMPOTENCY_SWEEP_INTERVAL = 600.0
 POOL_CLOSE_TIMEOUT = 2.0
 # Connections of this process's own for the turn clock and the outbox relay (with the sweeper
 # of holds), never used by a request: the clock's claim and the timers it fires at once
-# (clock.FIRE_AT_ONCE), the relay's claim and its delivery.
-RESERVED_CONNECTIONS = 6
+# (clock.FIRE_AT_ONCE: 8), the relay's claim and its delivery, and one to spare.
+RESERVED_CONNECTIONS = 12
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -220,7 +220,12 @@ def create_app(
     ]
     if config.metrics:
         handlers.append(Metrics)  # requests by operation are recorded by the edge layer
-    middleware += [*rate_limit(config.rate_limit), limits.input_guard, idempotency.idempotency]
+    middleware += [
+        *rate_limit(config.rate_limit),
+        limits.input_guard,
+        idempotency.idempotency,
+        docs_policy,
+    ]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
 

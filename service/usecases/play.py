@@ -40,7 +40,7 @@ from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
-from service.usecases.streams import head_shown
+from service.usecases.streams import hash_shown
 from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import viewer_seat
 
@@ -142,11 +142,9 @@ class Play:
         `version`."""
         state = await self.repository.game(game_id)
         seat = await viewer_seat(self.repository, state, player)
-        head = await self.ctx.store.read_stream(
-            stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
-        )
+        head = await self.ctx.store.head_link(stream("game", game_id), state.version)
         view = await self._view(state, seat)
-        shown = head_shown(head[-1], over=state.phase == "ended") if head else None
+        shown = hash_shown(*head, over=state.phase == "ended") if head is not None else None
         return msgspec.structs.replace(view, head_hash=shown)
 
     async def _view(self, state: GameState, seat: int | None) -> GameView:

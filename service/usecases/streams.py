@@ -73,9 +73,14 @@ def head_shown(r: RecordedEvent, over: bool) -> str | None:
     tried against it (docs/fairness.md, "Hidden values"); a game that was running when the
     service moved to chain v2 (migration 0015) stays under v1 to its end. Its hashes are shown
     once it has ended (in the export too), when nothing is hidden any more."""
-    if r.chain == CHAIN_V1 and not over:
+    return hash_shown(r.hash, r.chain, over=over)
+
+
+def hash_shown(hash_: bytes, chain: int, *, over: bool) -> str | None:
+    """`head_shown` of an event known by its hash and chain version."""
+    if chain == CHAIN_V1 and not over:
         return None
-    return r.hash.hex()
+    return hash_.hex()
 
 
 def visible_events(
