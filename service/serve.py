@@ -16,6 +16,7 @@ import asyncio
 import logging
 import logging.config
 import os
+import struct
 import tempfile
 from typing import Any
 
@@ -43,6 +44,27 @@ LINGER_MAX = 5.0
 
 # Writes of one loop iteration are sent together (`_StagedClose.write`) up to this many bytes.
 COALESCE_MAX = 64 * 1024
+
+# A timer (the keep-alive's, the header deadline) that finds a request's bytes waiting unread
+# looks again this much later, once the loop has read them (`GuardedHttpToolsProtocol._waiting`).
+LAG_GRACE = 1.0
+
+
+def unread_bytes(transport: asyncio.BaseTransport) -> int:
+    """The bytes the peer has sent that this process has not read yet (FIONREAD; 0 when it
+    cannot say)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    try:
+        import fcntl
+        import termios
+
+        answer = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (ImportError, OSError, ValueError):
+        return 0
+    count: int = struct.unpack("i", answer)[0]
+    return count
 
 
 class _StagedClose:
@@ -106,13 +128,25 @@ class _StagedClose:
 
 
 class GuardedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a limit on header bytes, a header deadline and a
-    staged close.
+    """uvicorn's httptools protocol with a limit on header bytes, a header deadline, a staged
+    close, and no answer lost to a busy loop or a half-close.
 
     The deadline runs from the connection (or the end of the previous response) to the end of
     the headers, so a client that trickles its headers, or sends none, is cut off; it does not
-    run while a response (a long stream, say) is being sent. uvicorn builds protocols itself,
-    so the limits ride on its config (which worker processes receive pickled).
+    run while a request is being answered (a long stream, say, or the next of pipelined
+    requests). uvicorn builds protocols itself, so the limits ride on its config (which worker
+    processes receive pickled).
+
+    **A timer is not the client's word**: when the keep-alive timeout or the header deadline
+    fires and a request's bytes are already waiting in the socket, unread, the client was not
+    idle or slow: this process was (a loop behind its timers, a process short of CPU or
+    stopped; the slow-database fault run showed it, issue 28). Closing then would reset the
+    connection over a request that was sent in time, and the client would get no answer. So the
+    timer looks again `LAG_GRACE` seconds later, after the loop has read them.
+
+    **A half-close**: a client may end its side (`shutdown(SHUT_WR)`) once its request is sent.
+    uvicorn then closed the connection at once and the answer, even to a move already applied,
+    was lost; here a request read whole is still answered, and the connection closed after it.
 
     **Staged close**: closing a socket whose request is still arriving makes the kernel reset
     the connection, and a client that writes its whole request before reading (most do) then
@@ -135,6 +169,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_headers = True
         self._header_deadline: asyncio.TimerHandle | None = None
         self._mid_message = False  # bytes of a request received, its end not yet
+        self._held = b""  # the next request's bytes, sent before this answer went out
+        self._peer_done = False  # the client ended its side (a half-close)
         self._lingering = False
         self._lost = False
         self._linger_timer: asyncio.TimerHandle | None = None
@@ -145,6 +181,34 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._real_transport = transport
         self.transport = _StagedClose(transport, self)  # type: ignore[assignment]
         self._await_headers()
+
+    def eof_received(self) -> bool | None:  # type: ignore[override]
+        """The client ended its side. What this iteration wrote goes out first; requests read
+        whole whose answers have not begun are still answered, then the connection closes
+        (True keeps it open for them). Otherwise it closes now, as uvicorn's does: an answer
+        already going out (a stream) to a client that left, or a body that can never end."""
+        self.transport.flush()  # type: ignore[attr-defined]
+        waiting = bool(self.pipeline or self._held) or (
+            self.cycle is not None and not self.cycle.response_started
+        )
+        if self._lingering or not waiting or (self._mid_message and not self._in_headers):
+            return None
+        self._peer_done = True
+        self._cancel_deadline()
+        self._unset_keepalive_if_required()
+        return True
+
+    def _waiting(self) -> bool:
+        """A request's bytes wait unread: the loop is behind, not the client (see above)."""
+        return not self.transport.is_closing() and unread_bytes(self._real_transport) > 0
+
+    def timeout_keep_alive_handler(self) -> None:
+        if self._waiting():
+            self.timeout_keep_alive_task = self.loop.call_later(
+                LAG_GRACE, self.timeout_keep_alive_handler
+            )
+            return
+        super().timeout_keep_alive_handler()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
@@ -179,6 +243,9 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         self._mid_message = True
+        if not self._in_headers:  # a request begins in the chunk that ended the one before
+            self._in_headers = True
+            self._header_bytes = 0
         super().on_message_begin()
 
     def on_message_complete(self) -> None:
@@ -188,10 +255,17 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             # Answered before its body was read whole: the headers' limits start again now.
             self._await_headers()
 
+    def _answering(self) -> bool:
+        """A request is being answered, or read and waiting its turn (pipelined)."""
+        return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
+
     def _await_headers(self) -> None:
-        self._cancel_deadline()
         self._in_headers = True
         self._header_bytes = 0
+        self._start_deadline()
+
+    def _start_deadline(self) -> None:
+        self._cancel_deadline()
         self._header_deadline = self.loop.call_later(self.header_timeout, self._too_slow)
 
     def _cancel_deadline(self) -> None:
@@ -201,14 +275,25 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _too_slow(self) -> None:
         self._header_deadline = None
-        if self._in_headers and not self.transport.is_closing():
-            self.transport.write(_refusal(b"408 Request Timeout", b"Headers too slow."))
-            self.transport.close()
+        if not self._in_headers or self.transport.is_closing():
+            return
+        if self._waiting():
+            self._header_deadline = self.loop.call_later(LAG_GRACE, self._too_slow)
+            return
+        self.transport.write(_refusal(b"408 Request Timeout", b"Headers too slow."))
+        self.transport.close()
 
     def data_received(self, data: bytes) -> None:
         if self._lingering:
             self._linger_last = self.loop.time()
             return  # the rest of a request already answered: read and dropped
+        if self._answering() and (self._in_headers or not self._mid_message):
+            # The next request, sent before this answer went out (pipelining): read once it
+            # has, so nothing it does (a 431, a 408, a 400) can land in the middle of the
+            # answer, and its headers count against the limit as any request's do.
+            self._held += data
+            self.flow.pause_reading()
+            return
         if self._in_headers:
             room = self.max_header_bytes - self._header_bytes
             if len(data) > room:
@@ -238,8 +323,20 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing() and not self._mid_message:
-            self._await_headers()
+        # The header deadline waits for the answers of pipelined requests already read (it
+        # used to start at the first answer, and could answer 408 over the next, running).
+        if self.transport.is_closing() or self._answering():
+            return
+        if not self._mid_message:
+            self._await_headers()  # between requests
+        elif self._in_headers:
+            self._start_deadline()  # the next request's headers have begun
+        # (else this request's body is still arriving: on_message_complete starts it)
+        held, self._held = self._held, b""
+        if held:
+            self.data_received(held)
+        elif self._peer_done:
+            self.transport.close()  # the client half-closed: every answer has gone out
 
 
 def json_formatter() -> logging.Formatter:
