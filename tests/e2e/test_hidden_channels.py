@@ -8,10 +8,15 @@ import base64
 import hashlib
 import re
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from litestar.testing import AsyncTestClient
 
+from service.api.app import create_app
+from service.domain.rules.events import event_type
+from service.usecases import play
 from tests.e2e.api_client import Api
 
 
@@ -146,3 +151,70 @@ async def test_no_answer_about_a_game_carries_a_digest_or_is_compressed(
     assert not names & {"etag", "digest", "content-digest", "repr-digest", "content-md5"}
     assert "content-encoding" not in names
     assert int(response.headers["content-length"]) == len(response.content)
+
+
+@pytest.fixture
+async def two_instances(database_url: str) -> AsyncIterator[tuple[Api, Api]]:
+    """Two service instances on one database (anonymous clients of each)."""
+    async with (
+        AsyncTestClient(app=create_app(database_url, run_clock=False)) as one,
+        AsyncTestClient(app=create_app(database_url, run_clock=False)) as two,
+    ):
+        yield Api(one), Api(two)
+
+
+def _decisions(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every decision the service makes from now on, as its events' types."""
+    made: list[list[str]] = []
+    decide = play.decide_with_bees
+
+    async def recorded(state: Any, command: Any, seed_for: Any) -> Any:
+        after, events = await decide(state, command, seed_for)
+        made.append([event_type(e) for e in events])
+        return after, events
+
+    monkeypatch.setattr(play, "decide_with_bees", recorded)
+    return made
+
+
+async def test_a_move_that_is_not_written_is_not_played_out(
+    two_instances: tuple[Api, Api], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision oracle: the last pick of a turn sets off the reveal, the flights, a pause
+    for a person's too-low bee or not, the bee players' thinking, perhaps the end of the game,
+    all from picks still hidden, and all of it takes time. A move that is then not written
+    must not have been played out, or its answer's time tells (before the reveal, and again
+    and again, since nothing is committed) whether another person's hidden pick is too low:
+    a repeated `move_id` (a bare confirm sent again, which would confirm the bee tapped now)
+    and a move with a token revoked on another instance are answered without it."""
+    one, two = two_instances
+    ann, ben = await one.guest("Ann"), await one.guest("Ben")
+    table = await ann.create_table(seats=2, turn_seconds=600, choice_seconds=600)
+    await ben.ok_table_action(table["table_id"], "seats")
+    gid = (await ann.table(table["table_id"]))["games"][-1]
+    hand = (await ann.game(gid))["hand"]
+    await ann.ok_move(gid, type="tap", bee=hand[0])
+    await ann.ok_move(gid, type="confirm", move_id="bare")  # confirms the tapped bee
+    turn2 = await ben.ok_move(gid, type="confirm", bee=(await ben.game(gid))["hand"][0])
+    assert turn2["turn"] == 2 or turn2["phase"] == "choosing"
+    if turn2["phase"] == "choosing":
+        return  # a too-low bee on turn 1 (not this deal's): nothing to probe here
+    await ben.ok_move(gid, type="confirm", bee=(await ben.game(gid))["hand"][0])
+    await ann.ok_move(gid, type="tap", bee=(await ann.game(gid))["hand"][-1])
+    version = (await ann.game(gid))["version"]
+
+    made = _decisions(monkeypatch)
+    again = await ann.move(gid, type="confirm", move_id="bare")
+    assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
+    assert not [d for d in made if "picks_revealed" in d], made
+
+    # The token revoked on instance two; instance one knows it, so checks it in the append.
+    await ann.ok_move(gid, type="tap", bee=(await ann.game(gid))["hand"][-1])
+    version = (await ann.game(gid))["version"]
+    out = await two.client.delete("/sessions/current", headers=ann.headers)
+    assert out.status_code == 204
+    made.clear()
+    refused = await ann.move(gid, type="confirm")
+    assert refused.status_code == 401
+    assert not [d for d in made if "picks_revealed" in d], made
+    assert (await ben.game(gid))["version"] == version
