@@ -103,6 +103,17 @@ class EventLogContract:
         assert [e.version for e in window] == [2, 3]
         assert await log.read_stream(new_stream()) == []
 
+    async def test_a_head_link_is_the_stored_events_hash_and_chain(self, log: EventLog) -> None:
+        stream = new_stream()
+        recorded = await log.append(StreamAppend(stream, 0, [event(n=1), event(n=2)]))
+        # Known from the append (the head), and read for a version that is not the head.
+        assert await log.head_link(stream, 2) == (recorded[1].hash, recorded[1].chain)
+        assert await log.head_link(stream, 1) == (recorded[0].hash, recorded[0].chain)
+        await log.append(StreamAppend(stream, 2, [event(n=3)]))
+        assert await log.head_link(stream, 2) == (recorded[1].hash, recorded[1].chain)
+        assert await log.head_link(stream, 4) is None
+        assert await log.head_link(new_stream(), 1) is None
+
     async def test_data_is_stored_as_jsonb_and_returned_as_json_bytes(self, log: EventLog) -> None:
         stream = new_stream()
         payload = {"b": [1, 2, {"c": None}], "a": "é ✓", "big": 2**53 + 1}

@@ -47,6 +47,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 from service.api.limits import client_address
+from service.api.problems import problem_messages
 from service.store.idempotency import IdempotencyRecords
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import TOKEN_REFUSED
@@ -156,6 +157,15 @@ async def _token_refused(scope: Scope) -> bool:
     return False
 
 
+def _needs_token(scope: Scope) -> bool:
+    """The operation takes only callers with a bearer token (no anonymous alternative)."""
+    handler = scope.get("route_handler")
+    if not isinstance(handler, HTTPRouteHandler):
+        return False
+    security = handler.resolve_security()
+    return bool(security) and all(requirement for requirement in security)
+
+
 def takes_key(scope: Scope) -> bool:
     handler = scope.get("route_handler")
     return (
@@ -166,47 +176,22 @@ def takes_key(scope: Scope) -> bool:
     )
 
 
-def _problem(
-    status: int, code: str, title: str, detail: str, *extra: tuple[bytes, bytes]
-) -> list[Message]:
-    body = msgspec.json.encode(
-        {
-            "type": f"urn:swarm:problem:{code}",
-            "title": title,
-            "status": status,
-            "detail": detail,
-            "code": code,
-        }
-    )
-    return [
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/problem+json"),
-                (b"content-length", str(len(body)).encode()),
-                *extra,
-            ],
-        },
-        {"type": "http.response.body", "body": body, "more_body": False},
-    ]
+def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -> list[Message]:
+    return problem_messages(status, code, detail, list(extra))
 
 
 BAD_KEY = (
     "bad-request",
-    "The request is malformed",
     f"{HEADER} must be 16 to 255 visible ASCII characters (a UUID is a good key).",
 )
 REUSED = (
     "idempotency-key-reused",
-    "This Idempotency-Key was used for another request",
     f"This {HEADER} was already used, within 24 hours, with another method, path or body; "
     "send each new request with a new key.",
 )
-REFUSED = ("unauthorized", "A valid bearer token is required", TOKEN_REFUSED)
+REFUSED = ("unauthorized", TOKEN_REFUSED)
 IN_USE = (
     "idempotency-key-in-use",
-    "A request with this Idempotency-Key is still in progress",
     "The first request with this key has not answered yet; retry after `Retry-After` seconds.",
 )
 
@@ -216,7 +201,9 @@ def idempotency(app: ASGIApp) -> ASGIApp:
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         key = _header(scope) if takes_key(scope) else None
-        if key is None:
+        if key is None or (_bearer(scope) is None and _needs_token(scope)):
+            # No key, or nobody to scope it to: an operation that needs a token answers 401
+            # itself (a key scoped to the address would answer 409 before it).
             await app(scope, receive, send)
             return
         if not _KEY.fullmatch(key):

@@ -679,6 +679,18 @@ class EventStore:
         rows = await self._pool.fetch(_SERVER_SEEDS, sorted(games)) if games else []
         return {game_id: chain.seal_key(game_id, bytes(seed)) for game_id, seed in rows}
 
+    async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
+        """The hash of event ``version`` of ``stream`` and its chain version (None when there is
+        none): the head this
+        store last saw of the stream when it is that version (a stored hash never changes; the
+        read that folded a game notes its head), else read (issue 28: `getGame` read it on
+        every view, one round trip of its two)."""
+        known = self._heads.get(stream, version)
+        if known is not None:
+            return known
+        events = await self.read_stream(stream, after_version=version - 1, up_to_version=version)
+        return (events[-1].hash, events[-1].chain) if events else None
+
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""
         return int(await self._pool.fetchval(_STREAM_VERSION, stream))

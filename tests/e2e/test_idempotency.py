@@ -252,3 +252,41 @@ async def test_a_repeated_move_says_it_is_a_replay(client: AsyncTestClient[Any],
     assert first.status_code == again.status_code == 200
     assert "idempotent-replayed" not in first.headers
     assert again.headers["idempotent-replayed"] == "true"
+
+
+async def test_every_answer_holding_a_credential_is_no_store_and_so_is_its_replay(
+    client: AsyncTestClient[Any], ada: str
+) -> None:
+    name = f"Cred{uuid.uuid4().hex[:8]}"
+    account = {"name": name, "password": "correct horse"}
+    table = await Api(client, ada).solo_table(2)
+    calls = [
+        ("/accounts", account, {}),
+        ("/sessions", account, {}),
+        (f"/games/{table['game']['game_id']}/stream-tickets", None, bearer(ada)),
+        (f"/tables/{table['table_id']}/stream-tickets", None, bearer(ada)),
+    ]
+    for path, body, auth in calls:
+        headers = {**auth, "Idempotency-Key": key()}
+        first = await client.post(path, json=body, headers=headers)
+        again = await client.post(path, json=body, headers=headers)
+        assert first.status_code == 201, (path, first.text)
+        assert first.headers["cache-control"] == again.headers["cache-control"] == "no-store"
+        assert again.headers["idempotent-replayed"] == "true" and again.content == first.content
+
+
+async def test_a_key_without_a_token_is_the_operations_401(
+    client: AsyncTestClient[Any], clock: Clock
+) -> None:
+    """An operation that needs a token refuses a caller without one with 401, key or no key,
+    and with any key (schemathesis' stateful phase found a 409 for a key the address had used)."""
+    clock.now += timedelta(hours=2)
+    the_key = key()
+    made = await client.post(
+        "/guests", json={"name": "Keyed"}, headers={"Idempotency-Key": the_key}
+    )
+    assert made.status_code == 201  # the key is the address's now
+    for path, body in (("/solo-tables", {}), ("/tables", {"seats": 2}), ("/solo-tables", {})):
+        refused = await client.post(path, json=body, headers={"Idempotency-Key": the_key})
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["code"] == "unauthorized"
