@@ -42,9 +42,9 @@ LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 play
 HARD = batch.Search(work=HARD_WORK)
 EXPERT = batch.Search(work=WORK, random_share=0.5)
 # From 6 players on, the expert searches as hard does, on 3 times its deals: at 8 players, on the
-# bench's 100 deals against seven MCS(100), random players for the win won 16.0% [9.5, 23.5]
-# where this model had won 22.0% [14.5, 30.0] (docs/benchmarks.md, "Bee players"). Measured at
-# 4 and 8 players; 5 to 7 follow the nearer.
+# bench's 100 deals against seven MCS(100), random players for the win won 16.0% [9.5, 23.5],
+# the old pure-Python expert (this model) 22.0% [14.5, 30.0], and this 17.0% [10.5, 24.5]
+# (docs/benchmarks.md, "Bee players"): no difference shows. Measured at 4 and 8 players only.
 LARGE_TABLE = 6
 EXPERT_LARGE = batch.Search(work=LARGE_WORK)
 
