@@ -90,8 +90,10 @@ bench-profile: $(VENV)/.installed
 # "Online games"): LEVELS (default 25,100,200,400,1000 games: up to and past capacity) in one
 # run, per level moves offered and answered, refusals, clocks, streams cut, each side's CPU
 # share. ONLINE_ARGS passes more options (python -m tests.bench.online -h).
+# (Not $(or $(LEVELS),25,…): make splits its arguments at the commas, so that ran 25 alone.)
+LEVELS ?= 25,100,200,400,1000
 bench-online: $(VENV)/.installed
-	$(PY) -m tests.bench.online --levels $(or $(LEVELS),25,100,200,400,1000) $(ONLINE_ARGS)
+	$(PY) -m tests.bench.online --levels $(LEVELS) $(ONLINE_ARGS)
 
 # Fault injection at full scale (tests/faults/, docs/scaling.md): SIGKILL mid-game, PostgreSQL
 # restarted and slowed under the service. `make test` runs a short smoke of the same tests.

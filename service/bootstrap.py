@@ -44,7 +44,7 @@ class Swarm:
     profiles: Profiles
     tables: Tables
     play: Play
-    clock: TurnClock
+    turn_clock: TurnClock
     money: Money
     streams: Streams
     exports: Exports
@@ -87,7 +87,7 @@ def bootstrap(
         profiles=Profiles(ctx),
         tables=Tables(ctx, repository, deals, money, turns),
         play=play,
-        clock=TurnClock(ctx, play),
+        turn_clock=TurnClock(ctx, play),
         money=money,
         streams=Streams(ctx, repository, watching),
         exports=Exports(ctx, repository),

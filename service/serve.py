@@ -41,15 +41,61 @@ LINGER_IDLE = 1.0
 LINGER_MAX = 5.0
 
 
+# Writes of one loop iteration are sent together (`_StagedClose.write`) up to this many bytes.
+COALESCE_MAX = 64 * 1024
+
+
 class _StagedClose:
     """The connection's transport as uvicorn sees it, with `close()` staged by the protocol
-    (`GuardedHttpToolsProtocol._close`); everything else is the transport's own."""
+    (`GuardedHttpToolsProtocol._close`), and the writes of one loop iteration sent as one:
+    uvicorn writes an answer's head and its body separately, two `send` system calls where one
+    does (on loopback each also runs the receiver's TCP path; issue 28). They go out at the end
+    of the iteration, or at once past `COALESCE_MAX` bytes, and always before a close or an
+    EOF; everything else is the transport's own."""
 
     def __init__(self, transport: asyncio.Transport, protocol: GuardedHttpToolsProtocol) -> None:
         self._transport = transport
         self._protocol = protocol
+        self._pending: list[bytes] | None = None
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if self._pending is None:
+            self._pending, self._size = [data], len(data)
+            self._protocol.loop.call_soon(self.flush)
+        else:
+            self._pending.append(data)
+            self._size += len(data)
+        if self._size >= COALESCE_MAX:
+            self.flush()
+
+    def writelines(self, lines: Any) -> None:
+        for data in lines:
+            self.write(data)
+
+    def flush(self) -> None:
+        """Send what this iteration wrote (nothing if it was sent already)."""
+        pending, self._pending = self._pending, None
+        if pending and not self._transport.is_closing():
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def abort(self) -> None:
+        self._pending = None
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return (
+            self._size + self._transport.get_write_buffer_size()
+            if self._pending
+            else (self._transport.get_write_buffer_size())
+        )
 
     def close(self) -> None:
+        self.flush()
         self._protocol._close()
 
     def is_closing(self) -> bool:

@@ -12,10 +12,12 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from service.api.edge import Edge
 from service.store.database import provide_test_database_url
 from service.store.events import EventStore
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
+from tests import problem_codes
 
 # Every test client shares one address ("testclient", or 127.0.0.1 for live servers): the
 # per-address sign-up limits are off for the suite, and on in tests/e2e/test_limits.py.
@@ -49,3 +51,32 @@ async def pool(database_url: str) -> AsyncIterator[Pool]:
 @pytest.fixture
 def event_store(pool: Pool) -> EventStore:
     return EventStore(pool)
+
+
+# Every app the tests build records the problem codes it answers with, by operation, and the
+# run fails if one is not listed for its operation (tests/problem_codes.py).
+_edge_init = Edge.__init__
+
+
+def _recording_edge(self: Edge, app: object, **options: object) -> None:
+    _edge_init(self, problem_codes.recording(app), **options)  # type: ignore[arg-type]
+
+
+Edge.__init__ = _recording_edge  # type: ignore[method-assign]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    wrong = problem_codes.undeclared(problem_codes.OBSERVED)
+    wrong += problem_codes.mistitled(problem_codes.TITLED)
+    if wrong:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("")
+            reporter.write_line(
+                "Problem codes answered that their operation does not list (declare them with "
+                "`refuses` on the handler), or with a title not their code's:",
+                red=True,
+            )
+            for line in wrong:
+                reporter.write_line(f"  {line}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -10,11 +10,11 @@ from typing import Any
 
 from argon2 import PasswordHasher
 
+from service.api.moves import ChooseStem, Confirm, person_move
 from service.bootstrap import Swarm, bootstrap
 from service.domain.refusals import Refused
 from service.store.memory import memory_ports
 from service.usecases.identity import Player
-from service.usecases.play import ChooseStem, Confirm
 
 # Cheap hashing: these tests are about the use cases, not passwords.
 FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
@@ -69,7 +69,7 @@ async def play_to_the_end(swarm: Swarm, game_id: str, people: list[Player]) -> N
             else:
                 continue
             try:
-                await swarm.play.submit_move(who, game_id, move)
+                await swarm.play.submit_move(who, game_id, person_move(move))
                 moved = True
             except Refused:
                 pass

@@ -16,24 +16,27 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import FromPath, JSONBody, QueryParameter
 
 from service.api.bodies import NO_STORE, TEXT_PATTERN, Name
 from service.api.dependencies import AUTH, Caller, Service, strict_body
 from service.api.limits import client_address
-from service.api.problems import PROBLEM_MEDIA_TYPE, Problem, problem, responses
+from service.api.problems import problem, refuses
 from service.bootstrap import Swarm
+from service.domain.names import InvalidName
 from service.usecases.accounts import (
     PASSWORD_MAX,
     PASSWORD_MIN,
     Accounts,
+    AlreadyRegistered,
+    InvalidAccount,
     InvalidCredentials,
+    NameTaken,
     Session,
     TooManyAttempts,
 )
-from service.usecases.errors import Unauthorized
-from service.usecases.identity import Player, token_hash
+from service.usecases.errors import NotFound, Unauthorized
+from service.usecases.identity import Player, TooManySignUps, token_hash
 from service.usecases.my_games import MyGames
 from service.usecases.profiles import LeaderboardOrder, LeaderboardPage, Profile, PublicProfile
 
@@ -53,16 +56,40 @@ AnyPassword = Annotated[
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A new account's name and password.
+
+    Attributes:
+        name: The account's name: unique among accounts, case-insensitively.
+        password: The account's password.
+    """
+
     name: Name  # unique among accounts: look-alikes, case and spacing make the same name
     password: Password
 
 
 class LoginIn(msgspec.Struct, forbid_unknown_fields=True):
+    """An account's name and password.
+
+    Attributes:
+        name: The account's name (case-insensitive).
+        password: The account's password.
+    """
+
     name: Name  # as registered, or any look-alike: case and spacing do not matter
     password: AnyPassword
 
 
 class SessionOut(msgspec.Struct, kw_only=True):
+    """A logged-in session: who you are and your new bearer token.
+
+    Attributes:
+        player_id: Your player id.
+        name: Your name.
+        registered: The player has an account (not only a guest).
+        token: Send as `Authorization: Bearer <token>`
+        expires_at: Log in again after it.
+    """
+
     player_id: str
     name: str
     registered: bool
@@ -81,22 +108,6 @@ Users = NamedDependency[Accounts]
 DEPENDENCIES = {"accounts": Provide(provide_accounts, sync_to_thread=False)}
 
 OPTIONAL_AUTH: list[dict[str, list[str]]] = [{}, {"bearer": []}]
-
-
-def _spec(description: str) -> ResponseSpec:
-    return ResponseSpec(
-        data_container=Problem,
-        description=description,
-        media_type=PROBLEM_MEDIA_TYPE,
-        generate_examples=False,
-    )
-
-
-TOO_MANY_LOGINS = _spec(
-    "Too many failed logins for this name or from this address in the last 15 minutes; "
-    "`Retry-After` says when to try again"
-)
-WRONG_CREDENTIALS = _spec("Wrong name or password (the same answer for both)")
 
 
 def _bearer(request: Request[Any, Any, Any]) -> str | None:
@@ -126,10 +137,11 @@ class AccountController(Controller):
     @post(
         "/",
         operation_id="register",
+        summary="Create an account",
         cache_control=NO_STORE,
         status_code=201,
-        responses=responses(400, 401, 409, 413, 422, 503),
     )
+    @refuses(InvalidName, InvalidAccount, NameTaken, AlreadyRegistered, TooManySignUps)
     async def register(
         self,
         data: JSONBody[RegisterIn],
@@ -157,10 +169,11 @@ class SessionController(Controller):
     @post(
         "/",
         operation_id="login",
+        summary="Log in",
         cache_control=NO_STORE,
         status_code=201,
-        responses={401: WRONG_CREDENTIALS, 429: TOO_MANY_LOGINS, **responses(400, 413, 503)},
     )
+    @refuses(InvalidName, "invalid-credentials", "too-many-logins")
     async def login(
         self, data: JSONBody[LoginIn], request: Request[Any, Any, Any], accounts: Users
     ) -> SessionOut:
@@ -174,21 +187,21 @@ class SessionController(Controller):
             raise problem(
                 429,
                 "too-many-logins",
-                "Too many failed logins",
                 str(exc),
                 **{"Retry-After": str(exc.retry_after)},
             ) from None
         except InvalidCredentials as exc:
-            raise problem(401, "invalid-credentials", "Wrong name or password", str(exc)) from None
+            raise problem(401, "invalid-credentials", str(exc)) from None
         return _session_out(session)
 
     @delete(
         "/current",
         operation_id="logout",
+        summary="Log out (revoke this token)",
         status_code=204,
         security=AUTH,
-        responses=responses(401, 503),
     )
+    @refuses()
     async def logout(
         self, request: Request[Any, Any, Any], player: Caller, service: Service, accounts: Users
     ) -> None:
@@ -209,14 +222,16 @@ class ProfileController(Controller):
     dependencies = DEPENDENCIES
     security = AUTH
 
-    @get("/me", operation_id="getMe", responses=responses(401, 503))
+    @get("/me", operation_id="getMe", summary="Your profile and coins")
+    @refuses()
     async def get_me(self, player: Caller, service: Service) -> Profile:
         """Your own profile: name, whether you have an account, coins (spendable and held for
         buy-in tables), XP and level (1 + XP ÷ 500), badges, online games played and won.
         Always the caller's: there is no way to read another's."""
         return await service.profiles.me(player)
 
-    @get("/me/games", operation_id="listMyGames", responses=responses(401, 503))
+    @get("/me/games", operation_id="listMyGames", summary="The tables and games you sit at")
+    @refuses()
     async def list_my_games(self, player: Caller, service: Service) -> MyGames:
         """The tables you sit at now, solo ones included, most recently joined first, each
         with its current game (its id, phase and turn) and whether it waits for your move:
@@ -226,8 +241,9 @@ class ProfileController(Controller):
     @get(
         "/players/{player_id:uuid}",
         operation_id="getPlayer",
-        responses=responses(400, 401, 404, 503),
+        summary="A player's public profile",
     )
+    @refuses(NotFound)
     async def get_player(
         self, player_id: FromPath[UUID], player: Caller, service: Service
     ) -> PublicProfile:
@@ -235,7 +251,8 @@ class ProfileController(Controller):
         their coins)."""
         return await service.profiles.player(str(player_id))
 
-    @get("/leaderboard", operation_id="listLeaderboard", responses=responses(400, 401, 503))
+    @get("/leaderboard", operation_id="listLeaderboard", summary="The leaderboard")
+    @refuses()
     async def list_leaderboard(
         self,
         player: Caller,

@@ -12,6 +12,13 @@ anything, and what is admitted is served in time (docs/operations.md, "Past capa
   table is refused at once. A refused request has cost the HTTP parse and this decision: no
   decoding, no token check, no pool connection, no write (a shed request changes nothing).
 
+* **Retry-After follows the refusals.** A refused client comes back after `Retry-After`, so
+  the refusals a second are about the clients waiting ÷ that wait: past capacity, a fixed 1 s
+  makes every waiting player ask again every second, and the refusals alone eat the CPU the
+  moves need. So each second the wait is scaled by the refusals counted ÷ `REFUSALS_PER_SECOND`
+  (at most doubled or halved at once), between 1 s and `RETRY_AFTER_MAX` (twice both for new
+  work); a second with fewer refusals than that halves it, at most.
+
 Why this and not an adaptive limit or a longer queue: on a CPU-bound process the delay in the
 queue is the signal that matters (a request that waits 3 s for a pool connection has already
 cost nearly what it would have cost to serve), it needs no latency model of the machine, and it
@@ -38,6 +45,8 @@ KINDS = ("move", "other", "new")
 INTERVAL = 0.1  # seconds the queue may stand before the process counts as past capacity
 TARGET = 0.01  # seconds a request may wait in a standing queue
 QUEUE_PER_PLACE = 4  # the queue holds at most this many requests per place of the limit
+REFUSALS_PER_SECOND = 100.0  # refusals a second a process aims at when past capacity
+RETRY_AFTER_MAX = 5  # seconds a refused move is asked to wait at most (new work: twice)
 
 _MOVE = re.compile(r"^/games/[^/]+/moves$")
 _VIEW = re.compile(r"^/games/[^/]+$")
@@ -80,6 +89,9 @@ class Admission:
         self._queues: tuple[deque[asyncio.Future[None]], ...] = (deque(), deque(), deque())
         self._waiting = 0
         self._last_empty = clock()
+        self._retry_after = 1.0  # seconds, for a move (`retry_after`)
+        self._refused = 0  # refusals since `_counted_from`
+        self._counted_from = clock()
 
     def standing(self) -> bool:
         """Whether the queue has not been empty for longer than `interval`: past capacity."""
@@ -128,6 +140,19 @@ class Admission:
             return False
         finally:
             metrics.ADMISSION_WAIT.observe(self.clock() - started)
+
+    def refused(self, kind: int) -> int:
+        """Count a refusal; the `Retry-After` (whole seconds) to answer it with."""
+        self._refused += 1
+        now = self.clock()
+        span = now - self._counted_from
+        if span >= 1.0:
+            rate = self._refused / span
+            factor = min(max(rate / REFUSALS_PER_SECOND, 0.5), 2.0)
+            self._retry_after = min(max(self._retry_after * factor, 1.0), RETRY_AFTER_MAX)
+            self._refused, self._counted_from = 0, now
+        wait = max(1, round(self._retry_after))
+        return 2 * wait if kind == NEW else wait
 
     def leave(self) -> None:
         """Give the place back: to the most urgent request waiting, if any."""

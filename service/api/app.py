@@ -19,6 +19,7 @@ import structlog
 from litestar import Litestar
 from litestar.config.cors import CORSConfig
 from litestar.di import Provide
+from litestar.enums import ScopeType
 from litestar.exceptions import ValidationException
 from litestar.logging.config import StructLoggingConfig
 from litestar.middleware.rate_limit import RateLimitConfig
@@ -26,13 +27,15 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, Contact, License, SecurityScheme, Tag
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
+from litestar.routes import HTTPRoute
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
 from service.api.dependencies import provide_player, provide_service
-from service.api.docs_ui import STATIC_PATH, docs_render_plugins, docs_static_router
+from service.api.docs_ui import STATIC_PATH, docs_policy, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
 from service.api.game_routes import GameController
 from service.api.history_routes import HistoryController
@@ -57,8 +60,8 @@ IDEMPOTENCY_SWEEP_INTERVAL = 600.0
 POOL_CLOSE_TIMEOUT = 2.0
 # Connections of this process's own for the turn clock and the outbox relay (with the sweeper
 # of holds), never used by a request: the clock's claim and the timers it fires at once
-# (clock.FIRE_AT_ONCE), the relay's claim and its delivery.
-RESERVED_CONNECTIONS = 6
+# (clock.FIRE_AT_ONCE: 8), the relay's claim and its delivery, and one to spare.
+RESERVED_CONNECTIONS = 12
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -152,7 +155,7 @@ def create_app(
         setattr(app.state, idempotency.CLOCK, clock)
         timers = relay = sweeper = None
         if reserved is not None:
-            timers = asyncio.create_task(_on_reserved(reserved, service.clock.run()))
+            timers = asyncio.create_task(_on_reserved(reserved, service.turn_clock.run()))
             relay = asyncio.create_task(_on_reserved(reserved, service.money.run()))
             sweeper = asyncio.create_task(_on_reserved(reserved, _sweep(records, clock)))
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
@@ -217,7 +220,12 @@ def create_app(
     ]
     if config.metrics:
         handlers.append(Metrics)  # requests by operation are recorded by the edge layer
-    middleware += [*rate_limit(config.rate_limit), limits.input_guard, idempotency.idempotency]
+    middleware += [
+        *rate_limit(config.rate_limit),
+        limits.input_guard,
+        idempotency.idempotency,
+        docs_policy,
+    ]
     if config.tracing != "off":
         plugins.append(tracing_plugin(config.tracing))
 
@@ -237,9 +245,10 @@ def create_app(
         openapi_config=openapi_config(),
         debug=False,
     )
+    _allow_every_method(app)
     # Outside the router, so unknown paths get a request id and an access line too.
     app.asgi_handler = Edge(
-        app.asgi_handler,
+        cors_problems(app.asgi_handler),
         max_in_flight=config.max_in_flight,
         max_streams=config.max_streams,
         max_body_bytes=config.max_body_bytes,
@@ -270,6 +279,55 @@ async def _refresh_gauges(pool: Pool) -> None:
             running = await pool.fetchval("select count(*) from lobby where status = 'playing'")
             metrics.GAMES_RUNNING.set(running)
         await asyncio.sleep(GAMES_GAUGE_INTERVAL)
+
+
+def _allow_every_method(app: Litestar) -> None:
+    """`OPTIONS` answers `Allow` with every method of its path. Litestar makes a path's OPTIONS
+    handler with the path's first route, and keeps it when a later handler of the same path
+    (another method) makes a new route: its `Allow` then leaves that method out (`OPTIONS
+    /tables` said `OPTIONS, POST`, not GET). Each one is pointed at the path's final route."""
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        for handler in route.route_handlers:
+            closure = getattr(handler.fn, "__closure__", None) or ()
+            if handler.fn.__name__ == "options_handler":
+                for cell in closure:
+                    if isinstance(cell.cell_contents, HTTPRoute):
+                        cell.cell_contents = route
+
+
+def cors_problems(app: ASGIApp) -> ASGIApp:
+    """A refused CORS preflight (an origin, method or header not allowed) as a problem, 400
+    `bad-request`, like every other refusal; Litestar's CORS layer answers it in plain text."""
+
+    async def preflight(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", ())) if scope["type"] == ScopeType.HTTP else {}
+        if scope.get("method") != "OPTIONS" or b"access-control-request-method" not in headers:
+            await app(scope, receive, send)
+            return
+        refused: dict[str, Any] = {}
+
+        async def rewrite(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 400:
+                refused.update(message)
+                return
+            if message["type"] == "http.response.body" and refused:
+                reason = message.get("body", b"").decode("utf-8", "replace").strip()
+                for part in problems.problem_messages(
+                    400,
+                    "bad-request",
+                    f"{reason or 'Refused'}: this origin, method or header may not call the "
+                    "API from a browser (SWARM_CORS_ORIGINS).",
+                    [(k, v) for k, v in refused.get("headers", ()) if k.lower() == b"vary"],
+                ):
+                    await send(part)
+                return
+            await send(message)
+
+        await app(scope, receive, rewrite)
+
+    return preflight
 
 
 def cors_config(origins: list[str]) -> CORSConfig | None:

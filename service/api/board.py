@@ -19,7 +19,7 @@ from litestar.datastructures import CacheControlHeader
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
 
-from service.domain.rules.levels import DEFAULT_LEVEL, LEVELS
+from service.domain.rules.levels import ALIASES, DEFAULT_LEVEL, LEVELS, THINKS_LONG_MS, level
 
 BOARD_DIRECTORY = Path(__file__).parents[1] / "board"
 
@@ -34,6 +34,11 @@ LEVELS_MODULE = (
         ],
         ensure_ascii=False,
     )
+    + ";\n"
+    # the recorded names (older ones too) of the levels that think off the event loop, so the
+    # board waits for them and says "The bees are thinking…"
+    "export const THINKING_LEVELS = "
+    + json.dumps([name for name in (*LEVELS, *ALIASES) if level(name).cost_ms >= THINKS_LONG_MS])
     + ";\n"
 )
 

@@ -10,10 +10,10 @@ from typing import Annotated
 import msgspec
 from litestar.datastructures import CacheControlHeader
 
+from service.api.envelopes import VisibleEvent
 from service.domain.names import NAME_MAX, name_pattern
 from service.domain.rules.events import BeeLevel
 from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
-from service.usecases.streams import VisibleEvent
 from service.usecases.tables import LobbyEntry
 
 # Patterns are searched (re.search), and Python's `$` also matches before a final newline:
@@ -31,7 +31,10 @@ Name = Annotated[
         "NFKC-normalised with runs of spaces made one. No control, format (zero-width, bidi), "
         "private-use, unassigned or invisible character, by Unicode category (the pattern "
         f"lists what is allowed; Unicode {unicodedata.unidata_version}). Refused with 422 "
-        "`invalid-name`",
+        "`invalid-name`. The pattern holds the characters past U+FFFF as they are (emoji, "
+        "historic scripts): read it as JSON Schema validators do, with ECMAScript's `u` flag "
+        "(or as Python does); without `u` an ECMAScript engine sees them as surrogate pairs "
+        "and the pattern as invalid, and no form of it reads the same to both",
     ),
 ]
 # Every string the API reads is text: no NUL (refused before decoding, service/api/limits.py,
@@ -45,10 +48,26 @@ PlayerCount = Annotated[int, msgspec.Meta(ge=2, le=8)]
 
 
 class GuestIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A new guest.
+
+    Attributes:
+        name: The name shown to others.
+    """
+
     name: Name
 
 
 class GuestOut(msgspec.Struct):
+    """A new guest and its bearer token.
+
+    Attributes:
+        player_id: Your player id.
+        name: Your name.
+        token: Send as `Authorization: Bearer <token>`
+        expires_at: When the token stops working (UTC, 30 days on): register before then to keep the
+            guest.
+    """
+
     player_id: str
     name: str
     token: str  # send as `Authorization: Bearer <token>`
@@ -68,6 +87,15 @@ LevelIn = Annotated[
 
 
 class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
+    """A solo table against bee players.
+
+    Attributes:
+        players: Players at the table, you included: 2 to 8 (4 by default).
+        deal: False: the table opens with its next game's commitment, and deals when you start it
+            (startGame, with your client_seed if you give one); true: the first game is dealt at
+            once.
+    """
+
     players: PlayerCount = 4
     # false: the table opens with its next game's commitment, and deals when you start it
     # (startGame, with your client_seed if you give one); true: the first game is dealt at once
@@ -76,6 +104,15 @@ class SoloTableIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A new online table.
+
+    Attributes:
+        seats: Seats at the table: 2 to 8 (4 by default).
+        stake: Coins each person puts in (an account is needed); 0, the default, for a free table.
+        turn_seconds: Seconds to pick each turn (20 by default).
+        choice_seconds: Seconds to choose a stem when too low (10 by default).
+    """
+
     seats: PlayerCount = 4
     stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0  # 0 = a free table
     turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
@@ -97,25 +134,42 @@ SeedHex = Annotated[
 
 class SeedIn(msgspec.Struct, forbid_unknown_fields=True):
     """A seed for the table's next game (docs/fairness.md): it goes into the transcript that
-    the deck is drawn from, after the server's commitment was published."""
+    the deck is drawn from, after the server's commitment was published.
+
+    Attributes:
+        client_seed: Your seed for the next game: 0 to 64 bytes, lowercase hex.
+    """
 
     client_seed: SeedHex
 
 
 class SeedCommitmentIn(msgspec.Struct, forbid_unknown_fields=True):
-    """`seed_hash` = SHA-256(encode("swarm/seed/v1", game_id, your player_id, seed)), hex."""
+    """`seed_hash` = SHA-256(encode("swarm/seed/v1", game_id, your player_id, seed)), hex.
+
+    Attributes:
+        seed_hash: SHA-256(encode("swarm/seed/v1", game_id, your player_id, seed)), lowercase hex:
+            your seed's commitment.
+    """
 
     seed_hash: Annotated[str, msgspec.Meta(pattern=HASH_PATTERN)]
 
 
 class OptionalSeedIn(msgspec.Struct, forbid_unknown_fields=True):
-    """An optional body: `{}` or no body gives no seed."""
+    """An optional body: `{}` or no body gives no seed.
+
+    Attributes:
+        client_seed: Your seed for the next game: 0 to 64 bytes, lowercase hex.
+    """
 
     client_seed: SeedHex | None = None
 
 
 class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
-    """An optional body: your seed for the game the bees start, and the bees' level."""
+    """An optional body: your seed for the game the bees start, and the bees' level.
+
+    Attributes:
+        client_seed: Your seed for the game the bees start: 0 to 64 bytes, lowercase hex.
+    """
 
     client_seed: SeedHex | None = None
     level: LevelIn = DEFAULT_LEVEL
@@ -126,6 +180,15 @@ def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
 
 
 class LobbyPage(msgspec.Struct):
+    """A page of the lobby, newest tables first.
+
+    Attributes:
+        tables: The tables of this page.
+        limit: The page size asked for.
+        offset: How many entries come before this page.
+        next_offset: The offset of the next page; null on the last page.
+    """
+
     tables: list[LobbyEntry]
     limit: int
     offset: int
@@ -161,12 +224,30 @@ class StreamTicketOut(msgspec.Struct, kw_only=True):
 
 
 class VerificationCheck(msgspec.Struct):
+    """One check of the fairness step.
+
+    Attributes:
+        name: The check.
+        status: Ok, failed or skipped (after an earlier failure)
+        reason: What was checked, or why it failed.
+    """
+
     name: str
     status: str  # ok, failed or skipped (after an earlier failure)
     reason: str
 
 
 class VerificationStep(msgspec.Struct):
+    """One step of the verification.
+
+    Attributes:
+        name: Format, commitment, fairness, chain, replay, result.
+        status: Ok, failed or skipped (after an earlier failure)
+        reason: What was checked, or why it failed.
+        version: The event to blame, when one is.
+        checks: The fairness step's own checks (docs/fairness.md)
+    """
+
     name: str  # format, commitment, fairness, chain, replay, result
     status: str  # ok, failed or skipped (after an earlier failure)
     reason: str
@@ -175,11 +256,26 @@ class VerificationStep(msgspec.Struct):
 
 
 class Verification(msgspec.Struct):
+    """The server's verification of an ended game, step by step.
+
+    Attributes:
+        game_id: The game's id.
+        ok: Every step passed.
+        steps: The steps in order: format, commitment, fairness, chain, replay, result.
+    """
+
     game_id: str
     ok: bool
     steps: list[VerificationStep]
 
 
 class Health(msgspec.Struct):
+    """The service is up and its database answers.
+
+    Attributes:
+        status: `ok`.
+        database: `ok` when the database answered.
+    """
+
     status: str
     database: str

@@ -89,7 +89,6 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         raise problem(
             400,
             "bad-request",
-            "Unknown query parameter",
             f"This operation takes no query parameter {unknown[0]!r}.",
         )
     decoder = _body_decoder(request)
@@ -103,7 +102,6 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         raise problem(
             415,
             "unsupported-media-type",
-            "The body must be JSON",
             f"Send the body as `Content-Type: application/json` (got {media_type or 'none'!r}).",
         )
     try:
@@ -112,12 +110,11 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         raise problem(
             400,
             "bad-request",
-            "The body does not match its schema",
             str(exc),
             extra=[{"message": str(exc), "source": "body"}],
         ) from None
     except msgspec.DecodeError as exc:
-        raise problem(400, "bad-request", "The body is not valid JSON", str(exc)) from None
+        raise problem(400, "bad-request", str(exc)) from None
 
 
 def provide_service(state: State) -> Swarm:

@@ -15,13 +15,13 @@ import msgspec
 from litestar.serialization import encode_json
 
 from service.api.app import create_app
+from service.api.moves import AnyMove
 from service.api.openapi import describe, served_document
 from service.api.problems import CATALOGUE
 from service.domain.audit import GameExport
 from service.domain.rules.commands import Command
 from service.domain.rules.events import Event
 from service.domain.tables import TableEventUnion
-from service.usecases.play import AnyMove
 
 ROOT = Path(__file__).resolve().parents[2]
 

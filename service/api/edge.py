@@ -32,6 +32,7 @@ import signal
 import threading
 import time
 import weakref
+from collections import Counter
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -43,6 +44,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import admission
+from service.api.problems import title_of
 
 log = structlog.get_logger("service.access")
 
@@ -66,11 +68,11 @@ def _missing(status: int, headers: Any) -> list[tuple[bytes, bytes]]:
     return [] if any(k.lower() == name for k, _ in headers) else [(name, value)]
 
 
-def _problem(status: int, code: str, title: str, detail: str) -> bytes:
+def _problem(status: int, code: str, detail: str) -> bytes:
     return msgspec.json.encode(
         {
             "type": f"urn:swarm:problem:{code}",
-            "title": title,
+            "title": title_of(code),
             "status": status,
             "detail": detail,
             "code": code,
@@ -78,19 +80,17 @@ def _problem(status: int, code: str, title: str, detail: str) -> bytes:
     )
 
 
-_OVERLOADED = _problem(
-    503, "overloaded", "The service is busy", "Too much work in flight; try again shortly."
-)
-_INTERNAL = _problem(500, "internal-error", "Internal server error", "This is a bug.")
+_OVERLOADED = _problem(503, "overloaded", "Too much work in flight; try again shortly.")
+_INTERNAL = _problem(500, "internal-error", "This is a bug.")
 _TOO_LARGE = _problem(
     413,
     "body-too-large",
-    "Request body too large",
     "The body is larger than the limit; no valid request comes near it.",
 )
-_BODY_TIMEOUT = _problem(
-    408, "request-timeout", "Request body too slow", "The request body did not arrive in time."
-)
+_BODY_TIMEOUT = _problem(408, "request-timeout", "The request body did not arrive in time.")
+
+# Requests shed past capacity are logged as one line at most this often (`Edge._log_shed`).
+SHED_LOG_EVERY = 1.0
 
 _PID = os.getpid()  # which worker served it, when there are several
 _edges: weakref.WeakSet[Edge] = weakref.WeakSet()  # every app of this process
@@ -160,6 +160,8 @@ class Edge:
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.admission = admission.Admission(max_in_flight)
+        self._shed_since_logged: Counter[int] = Counter()
+        self._shed_logged = time.monotonic()
         self.streams = 0
         self.draining = asyncio.Event()
         _edges.add(self)
@@ -192,15 +194,16 @@ class Edge:
                 message["headers"] = [*message.get("headers", []), *extra]
             await send(message)
 
+        shed: int | None = None
         try:
-            await self._admit(scope, headers, receive, send_with_id)
+            shed = await self._admit(scope, headers, receive, send_with_id)
         except Exception:
             log.exception("request failed outside the app")
             if not response_started:
                 await _respond(
                     send_with_id,
                     500,
-                    _problem(500, "internal", "Internal error", "Something went wrong."),
+                    _problem(500, "internal-error", "Something went wrong."),
                 )
         finally:
             route = scope.get("route_handler")
@@ -212,37 +215,58 @@ class Edge:
             duration = time.perf_counter() - started
             if self.record_metrics and route is not None:
                 _record(scope, route, operation, status, duration)
-            log.info(
-                "request",
-                method=scope["method"],
-                path=scope["path"],
-                operation=operation if isinstance(operation, str) else None,
-                status=status,
-                duration_ms=round(duration * 1000, 2),
-                pid=_PID,
-            )
+            if shed is not None:
+                self._shed_since_logged[shed] += 1
+            else:
+                log.info(
+                    "request",
+                    method=scope["method"],
+                    path=scope["path"],
+                    operation=operation if isinstance(operation, str) else None,
+                    status=status,
+                    duration_ms=round(duration * 1000, 2),
+                    pid=_PID,
+                )
+            if self._shed_since_logged and time.monotonic() - self._shed_logged >= SHED_LOG_EVERY:
+                self._log_shed()
             structlog.contextvars.unbind_contextvars("request_id")
+
+    def _log_shed(self) -> None:
+        """One line for the requests shed since the last such line (by kind), instead of an
+        access line each: past capacity they come by the thousand, and each line cost as much
+        as the refusal itself (issue 28). `swarm_admission_shed_total` counts them too."""
+        now = time.monotonic()
+        log.warning(
+            "shed",
+            requests={admission.KINDS[k]: n for k, n in sorted(self._shed_since_logged.items())},
+            seconds=round(now - self._shed_logged, 1),
+            status=503,
+            pid=_PID,
+        )
+        self._shed_since_logged.clear()
+        self._shed_logged = now
 
     async def _admit(
         self, scope: Any, headers: dict[bytes, bytes], receive: Receive, send: Send
-    ) -> None:
+    ) -> int | None:
+        """Serve the request, or refuse it; the kind of request it shed (None: not shed)."""
         if _declared_length(headers) > self.max_body_bytes:
             await _respond(send, 413, _TOO_LARGE, close=True)  # at once: nothing is read
-            return
+            return None
         if b"content-length" in headers or b"transfer-encoding" in headers:
             try:
                 received = await self._read_body(receive)
             except TimeoutError:
                 metrics.SLOW_CLIENTS.inc()
                 await _respond(send, 408, _BODY_TIMEOUT, close=True)
-                return
+                return None
             receive = _replay(received, receive)
         is_stream = scope["method"] == "GET" and scope["path"].endswith("/stream")
         if is_stream:
             if self.streams >= self.max_streams:
                 metrics.OVERLOADED.inc()
                 await _respond(send, 503, _OVERLOADED, retry_after="1")
-                return
+                return None
             self.streams += 1
             metrics.OPEN_STREAMS.inc()
             try:
@@ -250,24 +274,24 @@ class Edge:
             finally:
                 self.streams -= 1
                 metrics.OPEN_STREAMS.dec()
-            return
+            return None
         kind = admission.kind_of(scope["method"], scope["path"])
         if kind is None:
             await self.app(scope, receive, send)
-            return
+            return None
         if not await self.admission.enter(kind):
             metrics.OVERLOADED.inc()
             metrics.SHED.labels(admission.KINDS[kind]).inc()
-            await _respond(
-                send, 503, _OVERLOADED, retry_after="2" if kind == admission.NEW else "1"
-            )
-            return
+            retry_after = self.admission.refused(kind)
+            await _respond(send, 503, _OVERLOADED, retry_after=str(retry_after))
+            return kind
         metrics.HTTP_IN_PROGRESS.inc()
         try:
             await self.app(scope, receive, send)
         finally:
             metrics.HTTP_IN_PROGRESS.dec()
             self.admission.leave()
+        return None
 
     async def _read_body(self, receive: Receive) -> list[Any]:
         """The request's messages up to the end of its body (or just past the body limit, so

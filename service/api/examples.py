@@ -14,13 +14,16 @@ from typing import Any
 
 import msgspec
 
+from service.api.envelopes import entries
+from service.api.history_routes import game_state_at
+from service.api.problems import title_of
 from service.domain.history import moment, states, steps_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
 from service.store.events import RecordedEvent
-from service.usecases.history import GameStateAt, GameSteps, turns_of
+from service.usecases.history import GameSteps, StateAt, turns_of
 from service.usecases.streams import visible_events
 
 GAME_ID = "0b7d6c3e-5f1a-4c2b-9e8d-7a6b5c4d3e2f"
@@ -99,7 +102,7 @@ def requests() -> dict[str, dict[str, Any]]:
 def problem(status: int, code: str) -> dict[str, Any]:
     return {
         "type": f"urn:swarm:problem:{code}",
-        "title": "Refused",
+        "title": title_of(code),
         "status": status,
         "detail": "What went wrong, for a person to read.",
         "code": code,
@@ -144,7 +147,7 @@ def _game() -> tuple[Any, Any, list[Any]]:
         )
         for n, event in enumerate(log[:8], start=1)
     ]
-    return mid_view, final_view, visible_events(recorded, 1, game_over=False)
+    return mid_view, final_view, entries(visible_events(recorded, 1, game_over=False))
 
 
 @functools.cache
@@ -177,18 +180,8 @@ def _history() -> tuple[Any, Any]:
     listed = steps_of(log, after, 1, True)
     v = next(s.version for s in listed if s.kind == "sixth_bee")
     shown = moment(after[v - 2], after[v - 1], log[v - 1], 1, True)
-    state = GameStateAt(
-        game_id=GAME_ID,
-        version=v,
-        latest=len(log),
-        over=True,
-        event=visible_events([recorded[v - 1]], 1, game_over=True)[0],
-        step=shown.step,
-        changes=shown.changes,
-        view=shown.view,
-        seats=shown.seats,
-        in_flight=shown.in_flight,
-    )
+    item = visible_events([recorded[v - 1]], 1, game_over=True)[0]
+    state = game_state_at(StateAt(GAME_ID, v, len(log), True, item, shown))
     turn = next(
         t for t in turns_of(listed) if any(listed[f - 1].kind == "sixth_bee" for f in t.flights)
     )
@@ -220,6 +213,7 @@ def responses() -> dict[str, Any]:
         "games": [GAME_ID],
         "game": _json(mid),
         "next_game": None,
+        "your_seed": None,
     }
     session = {
         "player_id": PLAYER_ID,
@@ -260,6 +254,7 @@ def responses() -> dict[str, Any]:
                     "game_id": GAME_ID,
                     "game_phase": "picking",
                     "turn": 4,
+                    "turns": 10,
                     "your_move": True,
                 }
             ]

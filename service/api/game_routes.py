@@ -34,8 +34,10 @@ from service.api.dependencies import (
     stream_viewer,
     strict_body,
 )
+from service.api.envelopes import entries
 from service.api.idempotency import OWN_KEY, REPLAYED
-from service.api.problems import responses
+from service.api.moves import AnyMove, person_move
+from service.api.problems import refuses
 from service.api.sse import (
     NO_ACCESS_LOG,
     STREAM_DESCRIPTION,
@@ -50,8 +52,20 @@ from service.api.sse import (
 )
 from service.domain.analysis import TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
+from service.domain.rules.errors import (
+    AlreadyConfirmed,
+    BeeNotInHand,
+    GameNotOver,
+    GameNotStarted,
+    GameOver,
+    NothingTapped,
+    NotYourDecision,
+    SeatNotPlaying,
+    StemOutOfRange,
+)
 from service.domain.views import GameView
-from service.usecases.play import AnyMove
+from service.usecases.errors import Conflict, Forbidden, NotFound
+from service.usecases.play import MoveIdReused
 
 log = structlog.get_logger(__name__)
 
@@ -65,7 +79,8 @@ class GameController(Controller):
     tags = ["games"]
     security = AUTH
 
-    @get("/{game_id:uuid}", operation_id="getGame", responses=responses(400, 401, 403, 404, 503))
+    @get("/{game_id:uuid}", operation_id="getGame", summary="Your view of a game")
+    @refuses(NotFound, Forbidden)
     async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
         """The caller's view: their hand, the stems, every seat's stings, pile and status, the
         forecast for each bee in hand, and any too-low choice with the cost of each stem; every
@@ -76,10 +91,24 @@ class GameController(Controller):
     @post(
         "/{game_id:uuid}/moves",
         operation_id="submitMove",
+        summary="Tap, confirm or take a stem",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
         dependencies=MOVER,
         opt={OWN_KEY: True},  # `move_id` is the move's idempotency key
+    )
+    @refuses(
+        NotFound,
+        Forbidden,
+        MoveIdReused,
+        Conflict,
+        StemOutOfRange,
+        BeeNotInHand,
+        AlreadyConfirmed,
+        NothingTapped,
+        NotYourDecision,
+        SeatNotPlaying,
+        GameNotStarted,
+        GameOver,
     )
     async def submit_move(
         self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, mover: Moving
@@ -91,14 +120,17 @@ class GameController(Controller):
         already used in this game is refused with 409 `move-id-reused`. (This operation takes
         no `Idempotency-Key`.) Integers are JSON numbers without a fraction (`17`
         or `17.0`, never `"17"`); a stem other than 1 to 4 is 422 `stem-out-of-range`."""
-        moved = await service.play.submit_move(mover.player, str(game_id), data, check=mover.check)
+        moved = await service.play.submit_move(
+            mover.player, str(game_id), person_move(data), check=mover.check
+        )
         return Response(moved.view, headers=REPLAYED_HEADER if moved.replayed else None)
 
     @get(
         "/{game_id:uuid}/export",
         operation_id="exportGame",
-        responses=responses(400, 401, 404, 409, 503),
+        summary="The whole game, for an offline audit",
     )
+    @refuses(NotFound, GameNotOver)
     async def export_game(
         self, game_id: FromPath[UUID], service: Service, player: Caller
     ) -> GameExport:
@@ -110,8 +142,9 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/analysis",
         operation_id="analyseTurn",
-        responses=responses(400, 401, 404, 409, 503),
+        summary="What the expert bee would have played (a finished game)",
     )
+    @refuses(NotFound, GameNotOver, SeatNotPlaying)
     async def analyse_turn(
         self,
         game_id: FromPath[UUID],
@@ -120,12 +153,13 @@ class GameController(Controller):
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
         turn: Annotated[int, QueryParameter(ge=1, le=10, description="The turn (1 to 10)")],
     ) -> TurnAnalysis:
-        """After the game: what the expert bee level would have played at this seat at the start
-        of this turn, with its estimate of the stings the seat would take from then to the end
-        for each bee in its hand, worked out from only what that seat could see then (its hand,
-        the stems, the bees already played). Beside it, the bee the seat did play. The same
-        question gets the same answer every time (the decision's seed is SHA-256 of
-        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, about a tenth of a
+        """After the game: what the expert bee level (the strongest) would have played at this
+        seat at the start of this turn, with its estimate, for each bee in its hand, of the
+        stings the seat would take from then to the end and of its share of the win, worked out
+        from only what that seat could see then (its hand, the stems, the bees already played,
+        everyone's stings). Beside it, the bee the seat did play. The same question gets the
+        same answer every time (the decision's seed is SHA-256 of
+        `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, under a tenth of a
         second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
         meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
         409 `seat-not-playing` for a seat the game does not have or that had left by then."""
@@ -134,8 +168,9 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/verification",
         operation_id="verifyGame",
-        responses=responses(400, 401, 404, 409, 503),
+        summary="The server's verification of a game",
     )
+    @refuses(NotFound, GameNotOver)
     async def verify_game(
         self,
         game_id: FromPath[UUID],
@@ -196,8 +231,9 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/events",
         operation_id="listGameEvents",
-        responses=responses(400, 401, 403, 404, 503),
+        summary="The game's log, a page at a time",
     )
+    @refuses(NotFound, Forbidden)
     async def list_game_events(
         self,
         game_id: FromPath[UUID],
@@ -214,15 +250,16 @@ class GameController(Controller):
         hand and unrevealed pick null."""
         view = await service.play.get_game(player, str(game_id))
         events = await service.streams.list_game_events(player, str(game_id), after, limit)
-        return EventPage(events=events, game_version=view.version)
+        return EventPage(events=entries(events), game_version=view.version)
 
     @post(
         "/{game_id:uuid}/stream-tickets",
         operation_id="createGameStreamTicket",
+        summary="A ticket to follow the game from a browser",
         cache_control=NO_STORE,
         status_code=201,
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def create_game_stream_ticket(
         self, game_id: FromPath[UUID], service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
@@ -236,10 +273,12 @@ class GameController(Controller):
     @get(
         "/{game_id:uuid}/stream",
         operation_id="streamGameEvents",
+        summary="Follow the game live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
         responses=_stream_responses(STREAM_DESCRIPTION),
     )
+    @refuses(NotFound, Forbidden)
     async def stream_game_events(
         self,
         game_id: FromPath[UUID],

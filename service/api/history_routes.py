@@ -6,12 +6,69 @@ from __future__ import annotations
 from typing import Annotated
 from uuid import UUID
 
+import msgspec
 from litestar import Controller, get
 from litestar.params import FromPath, Parameter
 
 from service.api.dependencies import AUTH, VIEWER, Caller, Service, strict_body
-from service.api.problems import responses
-from service.usecases.history import GameStateAt, GameSteps
+from service.api.envelopes import VisibleEvent, entry
+from service.api.problems import refuses
+from service.domain.history import Changes, SeatAt, Step
+from service.domain.views import GameView, PickView
+from service.usecases.errors import Forbidden, NotFound, VersionNotFound
+from service.usecases.history import GameSteps, StateAt
+
+
+class GameStateAt(msgspec.Struct, frozen=True, kw_only=True):
+    """A game right after one version, as the caller may see it (`getGameState`).
+
+    Attributes:
+        game_id: The game.
+        version: The version asked for: the state is the one right after this event.
+        latest: The game's version now (its last event); versions run from 1 to this.
+        over: The game has ended: every hand, tap and pick of every version is shown. While
+            it runs, only what the caller's seat saw at `version` is (a spectator sees no
+            hand and no unrevealed pick), and `event.hash` is empty.
+        event: The event applied last (the one at `version`), as `listGameEvents` shows it
+            to the caller.
+        step: What that event did, in words and in fields.
+        changes: What differs from the answer at `version` − 1 (nothing, at version 1).
+        view: The game at `version`, as `getGame` would have shown it to the caller then
+            (`server_time` and `head_hash` null; between a reveal and the last landing, while
+            the bees fly, `phase` reads `picking` and `in_flight` holds the bees to come).
+        seats: Every seat's hand, tap and pick at `version`; null where hidden from the
+            caller.
+        in_flight: The revealed picks that have not landed yet, lowest first (the ones still
+            to fly; empty outside a reveal).
+    """
+
+    game_id: str
+    version: int
+    latest: int
+    over: bool
+    event: VisibleEvent
+    step: Step
+    changes: Changes
+    view: GameView
+    seats: tuple[SeatAt, ...]
+    in_flight: tuple[PickView, ...]
+
+
+def game_state_at(at: StateAt) -> GameStateAt:
+    """The use case's answer on the wire, its event in its envelope."""
+    shown = at.shown
+    return GameStateAt(
+        game_id=at.game_id,
+        version=at.version,
+        latest=at.latest,
+        over=at.over,
+        event=entry(at.item),  # type: ignore[arg-type]
+        step=shown.step,
+        changes=shown.changes,
+        view=shown.view,
+        seats=shown.seats,
+        in_flight=shown.in_flight,
+    )
 
 
 class HistoryController(Controller):
@@ -24,8 +81,9 @@ class HistoryController(Controller):
     @get(
         "/{game_id:uuid}/states/{version:int}",
         operation_id="getGameState",
-        responses=responses(400, 401, 403, 404, 503),
+        summary="The game right after one version (replay)",
     )
+    @refuses(NotFound, VersionNotFound, Forbidden)
     async def get_game_state(
         self,
         game_id: FromPath[UUID],
@@ -53,13 +111,14 @@ class HistoryController(Controller):
         anyone at an online table, a solo game's player). A version outside 1 to the game's
         version now is 404 `version-not-found`. Steps by turn (the start, the reveal, each
         bee's flight) are listed by listGameSteps."""
-        return await service.history.state_at(player, str(game_id), version)
+        return game_state_at(await service.history.state_at(player, str(game_id), version))
 
     @get(
         "/{game_id:uuid}/steps",
         operation_id="listGameSteps",
-        responses=responses(400, 401, 403, 404, 503),
+        summary="Every step of a game, and where each turn is",
     )
+    @refuses(NotFound, Forbidden)
     async def list_game_steps(
         self, game_id: FromPath[UUID], service: Service, player: Caller
     ) -> GameSteps:

@@ -15,6 +15,10 @@ the API but submitMove, whose `move_id` is its own key (Stripe's semantics; docs
   request runs again.
 * Keys are the caller's own: scoped to its bearer token, or to its address when it sends none
   (createGuest, register without a guest token, login).
+* An answer this layer gives itself (a replay, `idempotency-key-reused`, `-in-use`) goes to a
+  token-scoped caller only while its token is valid: a revoked or expired token gets 401, as
+  the operation would give it, never the stored answer (which may hold the caller's hand, a
+  ticket or a token).
 
 Nothing stored is readable without the client's key: from the key and the caller's scope,
 HKDF-SHA256 derives a MAC key and an encryption key; the record's lookup and the request's
@@ -39,10 +43,14 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from litestar.enums import ScopeType
+from litestar.handlers import HTTPRouteHandler
 from litestar.types import ASGIApp, Message, Receive, ReceiveMessage, Scope, Send
 
 from service.api.limits import client_address
+from service.api.problems import problem_messages
 from service.store.idempotency import IdempotencyRecords
+from service.usecases.errors import Unauthorized
+from service.usecases.identity import TOKEN_REFUSED
 
 HEADER = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
@@ -114,14 +122,39 @@ def canonical(body: bytes) -> bytes:
         return body
 
 
-def caller_of(scope: Scope) -> str:
-    """Whose keys these are: the bearer token's (its hash), else the client address's."""
+def _bearer(scope: Scope) -> str | None:
     for name, value in scope["headers"]:
         if name == b"authorization":
             kind, _, token = value.decode("latin-1").partition(" ")
             if kind.lower() == "bearer" and token.strip():
-                return "token:" + hashlib.sha256(token.strip().encode()).hexdigest()
+                return token.strip()
+    return None
+
+
+def caller_of(scope: Scope) -> str:
+    """Whose keys these are: the bearer token's (its hash), else the client address's."""
+    token = _bearer(scope)
+    if token is not None:
+        return "token:" + hashlib.sha256(token.encode()).hexdigest()
     return "address:" + client_address(scope)
+
+
+async def _token_refused(scope: Scope) -> bool:
+    """Whether the caller sent a bearer token, to an operation that takes one, that is not (or
+    no longer) valid: such a caller is nobody, and gets none of the answers this layer keeps
+    for the token's owner. (createGuest and login take no token: one sent along only scopes
+    the key, as the operation ignores it.)"""
+    token = _bearer(scope)
+    handler = scope.get("route_handler")
+    if token is None or not isinstance(handler, HTTPRouteHandler):
+        return False
+    if not any("bearer" in requirement for requirement in handler.resolve_security()):
+        return False
+    try:
+        await scope["app"].state.service.identity.authenticate(token)
+    except Unauthorized:
+        return True
+    return False
 
 
 def takes_key(scope: Scope) -> bool:
@@ -134,46 +167,22 @@ def takes_key(scope: Scope) -> bool:
     )
 
 
-def _problem(
-    status: int, code: str, title: str, detail: str, *extra: tuple[bytes, bytes]
-) -> list[Message]:
-    body = msgspec.json.encode(
-        {
-            "type": f"urn:swarm:problem:{code}",
-            "title": title,
-            "status": status,
-            "detail": detail,
-            "code": code,
-        }
-    )
-    return [
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/problem+json"),
-                (b"content-length", str(len(body)).encode()),
-                *extra,
-            ],
-        },
-        {"type": "http.response.body", "body": body, "more_body": False},
-    ]
+def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -> list[Message]:
+    return problem_messages(status, code, detail, list(extra))
 
 
 BAD_KEY = (
     "bad-request",
-    "The request is malformed",
     f"{HEADER} must be 16 to 255 visible ASCII characters (a UUID is a good key).",
 )
 REUSED = (
     "idempotency-key-reused",
-    "This Idempotency-Key was used for another request",
     f"This {HEADER} was already used, within 24 hours, with another method, path or body; "
     "send each new request with a new key.",
 )
+REFUSED = ("unauthorized", TOKEN_REFUSED)
 IN_USE = (
     "idempotency-key-in-use",
-    "A request with this Idempotency-Key is still in progress",
     "The first request with this key has not answered yet; retry after `Retry-After` seconds.",
 )
 
@@ -199,6 +208,10 @@ def idempotency(app: ASGIApp) -> ASGIApp:
         claim = await records.claim(
             keys.lookup, fingerprint, clock(), ttl=TTL, stale_after=STALE_AFTER
         )
+        if claim.state != "new" and await _token_refused(scope):
+            for message in _problem(401, *REFUSED, (b"www-authenticate", b"Bearer")):
+                await send(message)
+            return
         if not hmac.compare_digest(claim.fingerprint, fingerprint):
             for message in _problem(409, *REUSED):
                 await send(message)

@@ -294,7 +294,7 @@ def _bad_request(detail: str) -> tuple[Message, Message]:
     body = msgspec.json.encode(
         {
             "type": "urn:swarm:problem:bad-request",
-            "title": "Bad request",
+            "title": "The request is malformed",  # problems.TITLES (not imported: a cycle)
             "status": 400,
             "detail": detail,
             "code": "bad-request",

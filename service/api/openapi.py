@@ -8,12 +8,12 @@ Litestar builds the paths and operations from the handlers (docstrings become de
 Its component schemas drop most of what msgspec knows, so they are replaced here by msgspec's
 own (`msgspec.json.schema_components`): tagged unions with a `discriminator`,
 `additionalProperties: false` where unknown fields are refused, integer bounds as integers,
-`format: uuid`. Every schema and property is then described from the code:
-
-* a struct's docstring is the schema's description; a Google-style `Attributes:` section in
-  it describes the properties;
-* failing that, a field's own comment in the source (on its line, or the lines just above)
-  describes it, so the comments written for readers serve clients too.
+`format: uuid`. Every schema and property is then described from its own struct: the
+docstring is the schema's description and its Google-style `Attributes:` section describes the
+properties (a field a struct inherits is described where it is declared), or a field's
+`msgspec.Meta(description=...)`; nothing is described by its name alone, so no field can be
+described by another's text. Operations are described on their handlers (`summary=`, the
+docstring) and what they refuse with is declared there (`problems.refuses`).
 
 `tests/contract/test_documents.py` fails when an operation, schema or property is left
 without a description. The app serves this document (`/docs/openapi.json` and the rendered
@@ -25,9 +25,7 @@ from __future__ import annotations
 import copy
 import inspect
 import re
-import tokenize
 from collections.abc import Iterator
-from io import StringIO
 from typing import Any
 
 import msgspec
@@ -40,11 +38,12 @@ from litestar.openapi.plugins import (
 )
 
 from service.api import examples, idempotency
-from service.api.field_docs import FIELD_DOCS, GENERIC, SCHEMA_DOCS
+from service.api.envelopes import TableLogEntry, VisibleEvent
 from service.api.limits import NOT_RATE_LIMITED
-from service.api.problems import CATALOGUE, Problem
+from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
-from service.usecases.streams import TableLogEntry, VisibleEvent
+from service.domain.rules.events import Event
+from service.domain.tables import TableEventUnion
 
 REF = "#/components/schemas/{name}"
 
@@ -64,46 +63,38 @@ UNION_DESCRIPTIONS = {
     ),
 }
 
+# The events as stored (an export's `data`): what a game's and a table's streams hold.
+STORED_UNIONS: dict[str, Any] = {"StoredGameEvent": Event, "StoredTableEvent": TableEventUnion}
+UNION_DESCRIPTIONS["StoredGameEvent"] = (
+    "An event of a game's stream as stored (and exported after the game): nothing redacted, "
+    "one schema per `type`."
+)
+UNION_DESCRIPTIONS["StoredTableEvent"] = (
+    "An event of a table's stream as stored: one schema per `type`."
+)
+
+
+def stored_events(components: dict[str, Any]) -> None:
+    """An exported event's `data` is a stored event (a game's, or a table's for the table
+    record), or one of a type this version does not know (an object with its `type`)."""
+    components["ExportedEvent"]["properties"]["data"] = {
+        "description": "The event exactly as stored, with its `type` tag: a game's "
+        "(`StoredGameEvent`) in `events`, a table's (`StoredTableEvent`) in `table.events`.",
+        "anyOf": [
+            {"$ref": REF.format(name="StoredGameEvent")},
+            {"$ref": REF.format(name="StoredTableEvent")},
+            {
+                "type": "object",
+                "properties": {"type": {"type": "string"}},
+                "required": ["type"],
+                "description": "An event of a type this version does not describe.",
+            },
+        ],
+    }
+
+
 # Properties that hold a server-made UUID as text.
 UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
-
-SUMMARIES = {
-    "createGuest": "Create a guest",
-    "register": "Create an account",
-    "login": "Log in",
-    "logout": "Log out (revoke this token)",
-    "getMe": "Your profile and coins",
-    "listMyGames": "The tables and games you sit at",
-    "getPlayer": "A player's public profile",
-    "listLeaderboard": "The leaderboard",
-    "createSoloTable": "Play solo against bee players",
-    "createTable": "Open an online table",
-    "listTables": "The lobby: open tables",
-    "getTable": "A table and your view of its game",
-    "joinTable": "Take a seat",
-    "leaveTable": "Leave the table",
-    "startGame": "Start the first game (host)",
-    "fillWithBees": "Fill empty seats with bee players (host)",
-    "playAgain": "Deal another game at the table",
-    "contributeSeed": "Contribute a seed to the next deal",
-    "createTableStreamTicket": "A ticket to follow the table from a browser",
-    "streamTableEvents": "Follow the table live (Server-Sent Events)",
-    "getGame": "Your view of a game",
-    "submitMove": "Tap, confirm or take a stem",
-    "listGameEvents": "The game's log, a page at a time",
-    "createGameStreamTicket": "A ticket to follow the game from a browser",
-    "streamGameEvents": "Follow the game live (Server-Sent Events)",
-    "exportGame": "The whole game, for an offline audit",
-    "analyseTurn": "What the expert bee would have played (a finished game)",
-    "getGameState": "The game right after one version (replay)",
-    "listGameSteps": "Every step of a game, and where each turn is",
-    "verifyGame": "The server's verification of a game",
-    "health": "Liveness and database readiness",
-    "healthLive": "Is the process up (liveness probe)",
-    "healthReady": "Can it serve: database and migrations (readiness probe)",
-    "commitSeed": "Commit to a seed by its hash",
-    "revealSeed": "Reveal the seed you committed to",
-}
 
 PATH_PARAMETERS = {
     "table_id": "The table's id (from createTable, createSoloTable, listTables or listMyGames)",
@@ -111,16 +102,20 @@ PATH_PARAMETERS = {
     "player_id": "The player's id",
 }
 
-EXTRA_STATUSES = {
-    # Statuses the handlers' declared lists leave out, found by reading the code paths.
-    "createTable": (403, 409),
-}
-
 STATUS_DESCRIPTIONS = {
     400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
+    401: "Missing or unknown bearer token",
+    403: "Not the caller's to see or do (not seated here, or not the host)",
+    404: "No such table or game",
     408: "The body did not arrive in time",
+    409: "Not allowed now (a rule, or the table's state)",
+    413: "Request body too large",
     415: "The body is not `application/json`",
+    422: "Can never be valid (a stem that does not exist, a name with hidden characters)",
+    429: "Too many requests from this player or address, or too many new players from "
+    "this address (see Retry-After)",
     500: "A bug in the server (report it with the `X-Request-ID` response header)",
+    503: "The database is not reachable, or the service is overloaded (see Retry-After)",
 }
 
 # Links for clients and for schemathesis' stateful phase: where an answer's ids lead next.
@@ -192,7 +187,7 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     """(the summary, each attribute's description) of a Google-style docstring."""
     if not doc:
         return "", {}
-    text = inspect.cleandoc(doc)
+    text = "\n" + inspect.cleandoc(doc)  # a docstring may open with its `Attributes:`
     head, _, rest = text.partition("\nAttributes:\n")
     attributes: dict[str, str] = {}
     name = None
@@ -204,34 +199,6 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         elif name is not None and line.strip():
             attributes[name] += " " + line.strip()
     return _paragraphs(head), {k: " ".join(v.split()) for k, v in attributes.items()}
-
-
-def field_comments(cls: type) -> dict[str, str]:
-    """Each field's comment in the class body: on its own line, or in the lines just above."""
-    try:
-        source = inspect.getsource(cls)
-    except (OSError, TypeError):
-        return {}
-    comments: dict[str, str] = {}
-    pending: list[str] = []
-    line_comment: dict[int, str] = {}
-    for token in tokenize.generate_tokens(StringIO(source).readline):
-        if token.type == tokenize.COMMENT:
-            line_comment[token.start[0]] = token.string.lstrip("#").strip()
-    for number, line in enumerate(source.splitlines(), start=1):
-        stripped = line.strip()
-        match = re.match(r"^    (\w+)\s*:", line)
-        if stripped.startswith("#"):
-            pending.append(line_comment.get(number, ""))
-            continue
-        if match and not stripped.startswith(("def ", "class ")):
-            parts = [*pending]
-            if number in line_comment:
-                parts.append(line_comment[number])
-            if parts:
-                comments[match.group(1)] = " ".join(p for p in parts if p)
-        pending = []
-    return comments
 
 
 def _sentence(text: str) -> str:
@@ -301,15 +268,13 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
         if schema is None or schema.get("type") != "object":
             continue
         summary, attributes = parse_docstring(cls.__doc__)
-        comments = field_comments(cls)
         for base in cls.__mro__[1:]:  # fields a struct inherits are described where declared
             if issubclass(base, msgspec.Struct) and base is not msgspec.Struct:
                 attributes = {**parse_docstring(base.__doc__)[1], **attributes}
-                comments = {**field_comments(base), **comments}
-        attributes = {**FIELD_DOCS.get(cls.__name__, {}), **attributes}
-        summary = summary or SCHEMA_DOCS.get(cls.__name__, "")
         if summary:
             schema["description"] = summary
+        else:  # msgspec's would be the docstring whole, its `Attributes:` too
+            schema.pop("description", None)
         config = cls.__struct_config__
         fields = {f.encode_name: f for f in msgspec.inspect.type_info(cls).fields}  # type: ignore[attr-defined]
         for name, prop in schema.get("properties", {}).items():
@@ -318,7 +283,7 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
                     "description", f"Always `{config.tag}`: tells this {cls.__name__} apart."
                 )
                 continue
-            text = attributes.get(name) or comments.get(name) or GENERIC.get(name)
+            text = attributes.get(name)
             if text and "description" not in prop:
                 prop["description"] = _sentence(text)
             field = fields.get(name)
@@ -481,6 +446,33 @@ def open_enums(document: dict[str, Any], components: dict[str, Any]) -> None:
     }
 
 
+# --- what an answer always holds -----------------------------------------------------------
+
+# Structs not encoded as they are: a problem is written by the problem-details plugin, which
+# leaves out what is null (service/api/problems.py).
+NOT_ENCODED_AS_STRUCTS = {"Problem", "ProblemField"}
+
+
+def always_present(document: dict[str, Any], components: dict[str, Any], types: list[Any]) -> None:
+    """Every property of an answer's struct is required: msgspec writes every field of a struct
+    (no struct here omits defaults), so a field with a default is optional to send, never
+    absent from an answer. A struct that requests use too keeps its defaults optional, and so
+    does a stored event's (an export shows events as they were stored)."""
+    requests = _request_schemas(document, components)
+    # An export's events are as stored: one recorded before a field was added lacks it.
+    stored = {cls.__name__ for cls in _structs(list(STORED_UNIONS.values()))}
+    for cls in _structs(types):
+        name = cls.__name__
+        schema = components.get(name)
+        if name in requests | stored | NOT_ENCODED_AS_STRUCTS or schema is None:
+            continue
+        assert not cls.__struct_config__.omit_defaults, name  # then defaults may be absent
+        if "properties" in schema:
+            schema["required"] = sorted(schema["properties"])
+    # A problem always has these (problems.problem, the edge's own): `extra` only when known.
+    components["Problem"]["required"] = ["code", "detail", "status", "title", "type"]
+
+
 # --- the streams' messages ---------------------------------------------------------------------
 
 STREAM_MESSAGES = {"VisibleEvent": "GameStreamMessage", "TableLogEntry": "TableStreamMessage"}
@@ -543,7 +535,7 @@ def documented_types(app: Litestar) -> list[Any]:
                     continue
                 if annotation is not None and annotation not in found:
                     found.append(annotation)
-    return [*found, Problem, *UNIONS.values()]
+    return [*found, Problem, *UNIONS.values(), *STORED_UNIONS.values()]
 
 
 def _operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
@@ -567,11 +559,11 @@ def _integers(node: Any) -> Any:
     return node
 
 
-def _problem_response(status: int, description: str) -> dict[str, Any]:
-    codes = sorted(c for c, e in CATALOGUE.items() if e.status == status)
+def _problem_response(status: int, description: str, codes: list[str]) -> dict[str, Any]:
     listed = ", ".join(f"`{c}`" for c in codes)
     return {
         "description": description + (f". Codes: {listed}." if listed else "."),
+        PROBLEM_CODES: codes,
         "content": {
             "application/problem+json": {
                 "schema": {"$ref": REF.format(name="Problem")},
@@ -721,6 +713,53 @@ def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
             }
 
 
+# --- what each operation can refuse with ---------------------------------------------------
+
+# The key of a problem response listing its codes (the same as its description's "Codes:").
+PROBLEM_CODES = "x-problem-codes"
+# The operations that read no database.
+NO_DATABASE = {"healthLive"}
+
+
+def route_handlers(app: Litestar) -> dict[str, Any]:
+    """Each operation's route handler, by operation id."""
+    return {
+        handler.operation_id: handler
+        for route in app.routes
+        for handler in getattr(route, "route_handlers", ())
+        if isinstance(getattr(handler, "operation_id", None), str)
+    }
+
+
+def common_codes(path: str, operation: dict[str, Any], keyed: bool) -> set[str]:
+    """What an operation can be refused with whatever its handler does: a malformed request
+    (an unknown query parameter is refused everywhere), a bug, shedding past capacity, the
+    database gone, the rate limit, a bearer token refused, a body too large, slow or not JSON,
+    an idempotency key reused or in use (service/api/edge.py, admission.py, limits.py,
+    idempotency.py)."""
+    codes = {"bad-request", "internal-error", "overloaded"}
+    if operation["operationId"] not in NO_DATABASE:
+        codes.add("database-unavailable")
+    if not any(re.match(p, path) for p in NOT_RATE_LIMITED):
+        codes.add("too-many-requests")
+    if any(requirement for requirement in operation.get("security", ())):
+        codes.add("unauthorized")
+    body = operation.get("requestBody")
+    if body is not None:
+        codes |= {"body-too-large", "unsupported-media-type", "request-timeout"}
+        if body.get("required", False):
+            codes.add("body-required")
+    if keyed:
+        codes |= {"idempotency-key-reused", "idempotency-key-in-use"}
+    return codes
+
+
+def operation_codes(path: str, operation: dict[str, Any], handler: Any, keyed: bool) -> set[str]:
+    """Every code an operation can answer with: the common ones, and what its handler declares
+    (`problems.refuses`)."""
+    return common_codes(path, operation, keyed) | set(declared_codes(handler))
+
+
 def keyed_operations(app: Litestar) -> tuple[set[str], set[str]]:
     """(the operations that take an `Idempotency-Key`, those whose own key is in the body)."""
     keyed: set[str] = set()
@@ -736,26 +775,28 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
     document: dict[str, Any] = _integers(copy.deepcopy(generated))
     types = documented_types(app)
     tops, components = msgspec.json.schema_components(types, ref_template=REF)
-    for (name, union), top in zip(UNIONS.items(), tops[-len(UNIONS) :], strict=True):
-        del union
+    named_tops = tops[-len(UNIONS) - len(STORED_UNIONS) :]
+    for name, top in zip([*UNIONS, *STORED_UNIONS], named_tops, strict=True):
         named = {"description": UNION_DESCRIPTIONS[name], **top}
         components = _replace_inline(components, top, {"$ref": REF.format(name=name)})
         components[name] = named
+    stored_events(components)
     describe(components, types)
     _name_schema(components)
     open_enums(document, components)
+    always_present(document, components, types)
     stream_messages(components)
     document["components"]["schemas"] = dict(sorted(components.items()))
     document["components"]["parameters"] = {"IdempotencyKey": IDEMPOTENCY_PARAMETER}
     keyed, own_key = keyed_operations(app)
 
-    for _path, _method, operation in _operations(document):
+    handlers = route_handlers(app)
+    for path, _method, operation in _operations(document):
         op_id = operation["operationId"]
         if op_id in keyed:
             operation.setdefault("parameters", []).append(
                 {"$ref": "#/components/parameters/IdempotencyKey"}
             )
-        operation["summary"] = SUMMARIES.get(op_id, operation.get("summary", ""))
         security = operation.setdefault("security", [])
         operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
@@ -765,12 +806,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
         responses = operation["responses"]
-        statuses = {int(s) for s in responses} | set(EXTRA_STATUSES.get(op_id, ()))
-        statuses |= {400, 500}  # an unknown query parameter is refused everywhere
-        if op_id in keyed:
-            statuses |= {409}  # idempotency-key-in-use, idempotency-key-reused
         if body is not None:
-            statuses |= {400, 408, 413, 415}  # 408: the body came too slowly (the edge)
             media = body["content"]["application/json"]
             variants = media["schema"].get("oneOf", [])
             if {"type": "null"} in variants:  # an optional body: absent, `{}` or null
@@ -781,14 +817,16 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
             request_examples = examples.requests().get(op_id)
             if request_examples:
                 media["examples"] = request_examples
+        codes = operation_codes(path, operation, handlers[op_id], op_id in keyed)
+        statuses = {int(s) for s in responses} | {CATALOGUE[c].status for c in codes}
         for status in sorted(statuses):
             key = str(status)
             if status >= 400:
-                current = responses.get(key, {})
-                description = current.get("description") or STATUS_DESCRIPTIONS.get(
-                    status, "Refused"
+                responses[key] = _problem_response(
+                    status,
+                    STATUS_DESCRIPTIONS.get(status, "Refused"),
+                    sorted(c for c in codes if CATALOGUE[c].status == status),
                 )
-                responses[key] = _problem_response(status, description.rstrip("."))
         for key, response in responses.items():
             if int(key) >= 400:
                 continue

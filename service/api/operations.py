@@ -13,15 +13,30 @@ from litestar import get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusController
 
-from service.api.problems import problem, responses
+from service.api.problems import problem, refuses
 from service.store.migrate import migration_files
 
 
 class Liveness(msgspec.Struct):
+    """The process is up.
+
+    Attributes:
+        status: `ok`: the process is up.
+    """
+
     status: str
 
 
 class Readiness(msgspec.Struct):
+    """Whether this instance can serve: its database answers and every migration it expects is
+    applied.
+
+    Attributes:
+        status: `ok`: this instance can serve (otherwise the answer is a 503 problem).
+        database: `ok` when the database answered.
+        migrations: `ok` when every migration this version expects is applied.
+    """
+
     status: str
     database: str
     migrations: str
@@ -31,13 +46,25 @@ def expected_migrations() -> list[str]:
     return [path.name for path in migration_files()]
 
 
-@get("/health/live", operation_id="healthLive", tags=["operations"])
+@get(
+    "/health/live",
+    operation_id="healthLive",
+    summary="Is the process up (liveness probe)",
+    tags=["operations"],
+)
+@refuses()
 async def health_live() -> Liveness:
     """The process is up and serving HTTP. No database call."""
     return Liveness(status="ok")
 
 
-@get("/health/ready", operation_id="healthReady", tags=["operations"], responses=responses(503))
+@get(
+    "/health/ready",
+    operation_id="healthReady",
+    summary="Can it serve: database and migrations (readiness probe)",
+    tags=["operations"],
+)
+@refuses("migrations-pending")
 async def health_ready(state: State) -> Readiness:
     """Ready for traffic: the database answers and every migration on disk is applied."""
     expected: list[str] = state.expected_migrations
@@ -48,7 +75,6 @@ async def health_ready(state: State) -> Readiness:
         raise problem(
             503,
             "migrations-pending",
-            "Migrations pending",
             f"{len(expected) - applied} of {len(expected)} migrations are not applied yet; "
             "run `swarm migrate`.",
             **{"Retry-After": "5"},

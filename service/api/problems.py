@@ -11,20 +11,28 @@ without parsing the URN. A 500 is always a bug: it is logged with the request id
 from __future__ import annotations
 
 import types
-from typing import Annotated, Any, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import asyncpg
 import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.plugins.problem_details import ProblemDetailsConfig, ProblemDetailsException
+from litestar.types import Message
 
 from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.tables import NotPermitted
 from service.store.events import ConcurrencyConflict
-from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized, VersionNotFound
+from service.usecases.errors import (
+    Busy,
+    Conflict,
+    Forbidden,
+    NotFound,
+    Unauthorized,
+    VersionNotFound,
+)
 from service.usecases.identity import TooManySignUps
 from service.usecases.play import MoveIdReused
 
@@ -157,11 +165,6 @@ CATALOGUE: dict[str, Entry] = {
         500,
         "A bug in the server.",
         "Report it with the response's `X-Request-ID`; a retry may or may not help.",
-    ),
-    "internal": Entry(
-        500,
-        "A failure in the server's outer layer (service/api/edge.py), before or after the app.",
-        "Report it with the time and request; a retry may or may not help.",
     ),
     "request-timeout": Entry(
         408,
@@ -418,13 +421,87 @@ class Problem(msgspec.Struct, kw_only=True):
     extra: list[ProblemField] | None = None
 
 
+# The title of each code that no `Refused` class names (those carry their own `title`): one
+# title a code, whatever the occurrence; `detail` says what went wrong this time.
+TITLES: dict[str, str] = {
+    "bad-request": "The request is malformed",
+    "body-required": "A JSON body is required",
+    "unsupported-media-type": "The body must be JSON",
+    "http-error": "The request was refused",
+    "unauthorized": "A valid bearer token is required",
+    "invalid-credentials": "Wrong name or password",
+    "forbidden": "Not yours to see or do",
+    "not-found": "Not found",
+    "version-not-found": "No such version of the game",
+    "method-not-allowed": "The path does not take this method",
+    "request-timeout": "The request body did not arrive in time",
+    "conflict": "Conflicts with the current state",
+    "concurrent-change": "Changed by another request",
+    "move-id-reused": "This move_id was used for another move",
+    "body-too-large": "Request body too large",
+    "too-many-logins": "Too many failed logins",
+    "too-many-requests": "Too many requests",
+    "too-many-sign-ups": "Too many new players from this address",
+    "internal-error": "Internal server error",
+    "database-unavailable": "The database is not reachable",
+    "migrations-pending": "Migrations pending",
+    "overloaded": "The service is busy",
+    "idempotency-key-reused": "This Idempotency-Key was used for another request",
+    "idempotency-key-in-use": "A request with this Idempotency-Key is still in progress",
+}
+
+
+def problem_messages(
+    status: int, code: str, detail: str, headers: list[tuple[bytes, bytes]] | None = None
+) -> list[Message]:
+    """A problem as the two ASGI messages of an answer, for the layers outside the handlers."""
+    body = msgspec.json.encode(
+        {
+            "type": f"urn:swarm:problem:{code}",
+            "title": title_of(code),
+            "status": status,
+            "detail": detail,
+            "code": code,
+        }
+    )
+    return [
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/problem+json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or ()),
+            ],
+        },
+        {"type": "http.response.body", "body": body, "more_body": False},
+    ]
+
+
+def _refusals(cls: type[Refused] = Refused) -> dict[str, type[Refused]]:
+    found: dict[str, type[Refused]] = {}
+    for sub in cls.__subclasses__():
+        if "code" in sub.__dict__:
+            found[sub.code] = sub
+        found.update(_refusals(sub))
+    return found
+
+
+def title_of(code: str) -> str:
+    """The one title of a code (`TITLES`, else its `Refused` class's)."""
+    if code in TITLES:
+        return TITLES[code]
+    refusal = _refusals().get(code)
+    return refusal.title if refusal is not None else TITLES["http-error"]
+
+
 def problem(
-    status: int, code: str, title: str, detail: str, extra: Any = None, **headers: str
+    status: int, code: str, detail: str, extra: Any = None, **headers: str
 ) -> ProblemDetailsException:
     return ProblemDetailsException(
         status_code=status,
         type_=f"urn:swarm:problem:{code}",
-        title=title,
+        title=title_of(code),
         detail=detail,
         extra={"code": code} if extra is None else {"code": code, "extra": _fields(extra)},
         headers=dict(headers) or None,
@@ -442,7 +519,7 @@ def _rule_violation(exc: Refused) -> ProblemDetailsException:
         if isinstance(exc, NotAllowedNow)
         else 400
     )
-    return problem(status, exc.code, exc.title, exc.detail)
+    return problem(status, exc.code, exc.detail)
 
 
 def _http_exception(exc: HTTPException) -> ProblemDetailsException:
@@ -460,7 +537,7 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
         503: "overloaded",
     }
     code = codes.get(exc.status_code, "http-error")
-    title = exc.detail or "Bad request"
+    detail = exc.detail or title_of(code)
     headers = dict(exc.headers or {})
     if exc.status_code in (429, 503):
         # Every 429 and 503 says when to come back: the rate limit's own reset (seconds until
@@ -470,8 +547,8 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
     pd = ProblemDetailsException(
         status_code=exc.status_code,
         type_=f"urn:swarm:problem:{code}",
-        title=title,
-        detail=title,
+        title=title_of(code),
+        detail=detail,
         headers=headers or None,
         extra={"code": code, "extra": _fields(exc.extra)} if exc.extra else {"code": code},
     )
@@ -495,7 +572,6 @@ def validation_failed(request: Request[Any, Any, Any], exc: ValidationException)
     return problem(
         400,
         "body-required",
-        "A JSON body is required",
         f"{request.method} {request.url.path} expects a JSON body: {_describe(data.annotation)}.",
     ).to_response(request)
 
@@ -521,44 +597,42 @@ def _describe(body: Any) -> str:
 
 
 def _not_found(exc: NotFound) -> ProblemDetailsException:
-    return problem(404, "not-found", "Not found", str(exc))
+    return problem(404, "not-found", str(exc))
 
 
 def _version_not_found(exc: VersionNotFound) -> ProblemDetailsException:
-    return problem(404, "version-not-found", "No such version of the game", str(exc))
+    return problem(404, "version-not-found", str(exc))
 
 
 def _unauthorized(exc: Unauthorized) -> ProblemDetailsException:
     return problem(
         401,
         "unauthorized",
-        "A valid bearer token is required",
         str(exc),
         **{"WWW-Authenticate": "Bearer"},
     )
 
 
 def _forbidden(exc: Forbidden) -> ProblemDetailsException:
-    return problem(403, "forbidden", "Not yours to see or do", str(exc))
+    return problem(403, "forbidden", str(exc))
 
 
 def _conflict(exc: Conflict) -> ProblemDetailsException:
-    return problem(409, "conflict", "Conflicts with the table's state", str(exc))
+    return problem(409, "conflict", str(exc))
 
 
 def _move_id_reused(exc: MoveIdReused) -> ProblemDetailsException:
-    return problem(409, "move-id-reused", "This move_id was used for another move", str(exc))
+    return problem(409, "move-id-reused", str(exc))
 
 
 def _concurrency(exc: ConcurrencyConflict) -> ProblemDetailsException:
-    return problem(409, "concurrent-change", "Changed by another request", "Try again.")
+    return problem(409, "concurrent-change", "Try again.")
 
 
 def _too_many_sign_ups(exc: TooManySignUps) -> ProblemDetailsException:
     return problem(
         429,
         "too-many-sign-ups",
-        "Too many new players from this address",
         str(exc),
         **{"Retry-After": str(exc.retry_after)},
     )
@@ -587,7 +661,6 @@ def database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Res
     return problem(
         503,
         "database-unavailable",
-        "The database is not reachable",
         "Try again shortly.",
         **{"Retry-After": "2"},
     ).to_response(request)
@@ -599,7 +672,6 @@ def overloaded(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]
     return problem(
         503,
         "overloaded",
-        "The service is busy",
         "Too much work in flight; try again shortly.",
         **{"Retry-After": "1"},
     ).to_response(request)
@@ -607,9 +679,7 @@ def overloaded(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]
 
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error", exc_info=exc)
-    return problem(500, "internal-error", "Internal server error", "This is a bug.").to_response(
-        request
-    )
+    return problem(500, "internal-error", "This is a bug.").to_response(request)
 
 
 DATABASE_ERRORS: tuple[type[Exception], ...] = (
@@ -630,26 +700,54 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-def responses(*statuses: int) -> dict[int, ResponseSpec]:
-    descriptions = {
-        400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
-        401: "Missing or unknown bearer token",
-        403: "Not the caller's to see or do (not seated here, or not the host)",
-        404: "No such table or game",
-        409: "Not allowed now (a rule, or the table's state)",
-        413: "Request body too large",
-        422: "Can never be valid (a stem that does not exist, a name with hidden characters)",
-        429: "Too many requests from this player or address, or too many new players from "
-        "this address (see Retry-After)",
-        503: "The database is not reachable, or the service is overloaded (see Retry-After)",
-    }
-    statuses = (*statuses, 429)  # every operation is rate limited (service/api/app.py)
-    return {
-        status: ResponseSpec(
-            data_container=Problem,
-            description=descriptions[status],
-            media_type=PROBLEM_MEDIA_TYPE,
-            generate_examples=False,  # random examples would make the document drift
-        )
-        for status in statuses
-    }
+# The code each exception is answered with, for those that carry none of their own (every
+# `Refused` has its `code`); the nearest class in an exception's MRO decides.
+EXCEPTION_CODES: dict[type[Exception], str] = {
+    NotFound: "not-found",
+    VersionNotFound: "version-not-found",
+    Unauthorized: "unauthorized",
+    Forbidden: "forbidden",
+    Conflict: "conflict",
+    MoveIdReused: "move-id-reused",
+    ConcurrencyConflict: "concurrent-change",
+    TooManySignUps: "too-many-sign-ups",
+    Busy: "overloaded",
+}
+
+F = TypeVar("F", bound=Callable[..., Any])
+REFUSALS = "__refusals__"
+
+
+def code_of(refusal: type[Exception] | str) -> str:
+    """The problem code a refusal (an exception class, or a code raised as it is) gets."""
+    if isinstance(refusal, str):
+        return refusal
+    if issubclass(refusal, Refused):
+        return refusal.code
+    for cls in refusal.__mro__:
+        if cls in EXCEPTION_CODES:
+            return EXCEPTION_CODES[cls]
+    raise KeyError(f"{refusal.__name__} is answered with no problem code")
+
+
+def refuses(*refusals: type[Exception] | str) -> Callable[[F], F]:
+    """Declares, on a handler (below its route decorator), what it can refuse with beyond what
+    every operation can (service/api/openapi.py `common_codes`): the document lists exactly
+    these codes for the operation, each under its status, and the tests fail when the handler
+    answers with a code it does not declare (tests/problem_codes.py)."""
+    codes = tuple(sorted({code_of(r) for r in refusals}))
+    unknown = [c for c in codes if c not in CATALOGUE]
+    if unknown:
+        raise KeyError(f"not in the catalogue: {unknown}")
+
+    def mark(handler: F) -> F:
+        setattr(handler, REFUSALS, codes)
+        return handler
+
+    return mark
+
+
+def declared_codes(handler: Any) -> tuple[str, ...]:
+    """What a route handler declared with `refuses` (none: it refuses only what all do)."""
+    codes: tuple[str, ...] = getattr(handler.fn, REFUSALS, ())
+    return codes

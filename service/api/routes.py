@@ -12,7 +12,9 @@ from litestar.params import JSONBody
 from service.api.bodies import NO_STORE, GuestIn, GuestOut, Health
 from service.api.dependencies import Service, strict_body
 from service.api.limits import client_address
-from service.api.problems import responses
+from service.api.problems import refuses
+from service.domain.names import InvalidName
+from service.usecases.identity import TooManySignUps
 
 
 class GuestController(Controller):
@@ -23,10 +25,11 @@ class GuestController(Controller):
     @post(
         "/",
         operation_id="createGuest",
+        summary="Create a guest",
         status_code=201,
         cache_control=NO_STORE,
-        responses=responses(400, 413, 422, 503),
     )
+    @refuses(InvalidName, TooManySignUps)
     async def create_guest(
         self, data: JSONBody[GuestIn], service: Service, request: Request[object, object, State]
     ) -> GuestOut:
@@ -42,10 +45,11 @@ class GuestController(Controller):
 @get(
     "/health",
     operation_id="health",
+    summary="Liveness and database readiness",
     tags=["operations"],
     before_request=strict_body,
-    responses=responses(400, 503),
 )
+@refuses()
 async def health(state: State) -> Health:
     """Liveness and database readiness."""
     await state.pool.fetchval("SELECT 1")

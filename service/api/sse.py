@@ -14,8 +14,8 @@ from litestar.params import HeaderParameter, QueryParameter
 from litestar.response import ServerSentEvent, ServerSentEventMessage
 
 from service.api.bodies import StreamTicketOut
-from service.api.problems import responses
-from service.usecases.streams import MAX_VERSION, AnyLogEntry, entry_type
+from service.api.envelopes import entry, entry_type
+from service.usecases.streams import MAX_VERSION, LogItem
 
 _EVENT_ENCODER = msgspec.json.Encoder()
 
@@ -99,11 +99,10 @@ def _stream_responses(description: str) -> dict[int, ResponseSpec]:
             media_type="text/event-stream",
             generate_examples=False,
         ),
-        **responses(400, 401, 403, 404, 503),
     }
 
 
-def _server_sent(events: AsyncIterator[AnyLogEntry | None]) -> ServerSentEvent:
+def _server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         async for event in events:
             yield _sse_message(event)
@@ -111,9 +110,10 @@ def _server_sent(events: AsyncIterator[AnyLogEntry | None]) -> ServerSentEvent:
     return ServerSentEvent(messages())
 
 
-def _sse_message(event: AnyLogEntry | None) -> ServerSentEventMessage:
-    if event is None:
+def _sse_message(item: LogItem | None) -> ServerSentEventMessage:
+    if item is None:
         return ServerSentEventMessage(data=None, comment="heartbeat")
+    event = entry(item)
     return ServerSentEventMessage(
         data=_EVENT_ENCODER.encode(event).decode("utf-8"),
         event=entry_type(event),

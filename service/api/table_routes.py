@@ -36,7 +36,7 @@ from service.api.dependencies import (
     stream_viewer,
     strict_body,
 )
-from service.api.problems import responses
+from service.api.problems import refuses
 from service.api.sse import (
     NO_ACCESS_LOG,
     STREAM_SECURITY,
@@ -49,8 +49,28 @@ from service.api.sse import (
     _ticket_out,
     stream_start,
 )
+from service.domain.ledger import InsufficientCoins
 from service.domain.rules.bees import DEFAULT_LEVEL
+from service.domain.rules.errors import InvalidSeats
 from service.domain.rules.events import ClockSettings
+from service.domain.seeds import NothingToReveal, SeedDoesNotMatch, SeedsStillOpen
+from service.domain.tables import (
+    AlreadySeated,
+    BeesNotAllowed,
+    BuyInNeedsAccount,
+    GameInProgress,
+    InvalidTable,
+    NoGameToReplay,
+    NoGameToSeed,
+    NotEnoughPeople,
+    NotHost,
+    NotSeated,
+    SeedsAreClosed,
+    TableClosed,
+    TableFull,
+    TooManyTables,
+)
+from service.usecases.errors import Conflict, Forbidden, NotFound
 from service.usecases.tables import TableView
 
 log = structlog.get_logger(__name__)
@@ -66,9 +86,10 @@ class TableController(Controller):
     @post(
         "/solo-tables",
         operation_id="createSoloTable",
+        summary="Play solo against bee players",
         status_code=201,
-        responses=responses(400, 401, 413, 422, 503),
     )
+    @refuses(InvalidSeats, InvalidTable, Conflict)
     async def create_solo_table(
         self, data: JSONBody[SoloTableIn], service: Service, player: Caller
     ) -> TableView:
@@ -83,9 +104,10 @@ class TableController(Controller):
     @post(
         "/tables",
         operation_id="createTable",
+        summary="Open an online table",
         status_code=201,
-        responses=responses(400, 401, 409, 413, 422, 503),
     )
+    @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
     async def create_table(
         self, data: JSONBody[TableIn], service: Service, player: Caller
     ) -> TableView:
@@ -100,8 +122,9 @@ class TableController(Controller):
     @get(
         "/tables",
         operation_id="listTables",
-        responses=responses(400, 401, 503),
+        summary="The lobby: open tables",
     )
+    @refuses()
     async def list_tables(
         self,
         service: Service,
@@ -131,8 +154,9 @@ class TableController(Controller):
     @get(
         "/tables/{table_id:uuid}",
         operation_id="getTable",
-        responses=responses(400, 401, 403, 404, 503),
+        summary="A table and your view of its game",
     )
+    @refuses(NotFound, Forbidden)
     async def get_table(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
@@ -143,8 +167,21 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seats",
         operation_id="joinTable",
+        summary="Take a seat",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        AlreadySeated,
+        BuyInNeedsAccount,
+        GameInProgress,
+        TableFull,
+        InsufficientCoins,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def join_table(
         self,
@@ -159,9 +196,10 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/leave",
         operation_id="leaveTable",
+        summary="Leave the table",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
     )
+    @refuses(NotFound, NotSeated, TableClosed, Conflict)
     async def leave_table(
         self, table_id: FromPath[UUID], service: Service, player: Caller
     ) -> TableView:
@@ -174,8 +212,20 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/start",
         operation_id="startGame",
+        summary="Start the first game (host)",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        NotHost,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def start_game(
         self,
@@ -191,8 +241,21 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/bees",
         operation_id="fillWithBees",
+        summary="Fill empty seats with bee players (host)",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        NotHost,
+        BeesNotAllowed,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def fill_with_bees(
         self,
@@ -210,8 +273,19 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/games",
         operation_id="playAgain",
+        summary="Deal another game at the table",
         status_code=201,
-        responses=responses(400, 401, 403, 404, 409, 503),
+    )
+    @refuses(
+        NotFound,
+        GameInProgress,
+        NoGameToReplay,
+        NotEnoughPeople,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def play_again(
         self,
@@ -228,9 +302,10 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed",
         operation_id="contributeSeed",
+        summary="Contribute a seed to the next deal",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 503),
     )
+    @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def contribute_seed(
         self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
@@ -242,9 +317,10 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed-commitment",
         operation_id="commitSeed",
+        summary="Commit to a seed by its hash",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 503),
     )
+    @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def commit_seed(
         self,
         table_id: FromPath[UUID],
@@ -261,8 +337,19 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/seed-reveal",
         operation_id="revealSeed",
+        summary="Reveal the seed you committed to",
         status_code=200,
-        responses=responses(400, 401, 403, 404, 409, 413, 422, 503),
+    )
+    @refuses(
+        NotFound,
+        NothingToReveal,
+        SeedDoesNotMatch,
+        SeedsStillOpen,
+        Conflict,
+        NoGameToSeed,
+        NotSeated,
+        SeedsAreClosed,
+        TableClosed,
     )
     async def reveal_seed(
         self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
@@ -274,10 +361,11 @@ class TableController(Controller):
     @post(
         "/tables/{table_id:uuid}/stream-tickets",
         operation_id="createTableStreamTicket",
+        summary="A ticket to follow the table from a browser",
         cache_control=NO_STORE,
         status_code=201,
-        responses=responses(400, 401, 403, 404, 503),
     )
+    @refuses(NotFound, Forbidden)
     async def create_table_stream_ticket(
         self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
@@ -291,10 +379,12 @@ class TableController(Controller):
     @get(
         "/tables/{table_id:uuid}/stream",
         operation_id="streamTableEvents",
+        summary="Follow the table live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
         responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
     )
+    @refuses(NotFound, Forbidden)
     async def stream_table_events(
         self,
         table_id: FromPath[UUID],

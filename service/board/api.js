@@ -207,7 +207,7 @@ export const api = {
   leaderboard: (by = "wins", offset = 0, limit = 20) =>
     call("GET", `/leaderboard?${q({ by, offset, limit })}`),
 
-  createSoloTable: (players, deal = true, level = "heuristic") =>
+  createSoloTable: (players, deal = true, level = "easy") =>
     call("POST", "/solo-tables", { players, deal, level }),
   listMyGames: () => call("GET", "/me/games"),
   createTable: (settings) => call("POST", "/tables", settings),
@@ -230,6 +230,8 @@ export const api = {
   // The replay (replay.js): the game right after a version, and its steps.
   gameState: (id, version) => call("GET", `/games/${id}/states/${version}`),
   gameSteps: (id) => call("GET", `/games/${id}/steps`),
+  // What the strongest bee level would have played at a seat and turn of a finished game.
+  analyseTurn: (id, seat, turn) => call("GET", `/games/${id}/analysis?${q({ seat, turn })}`),
 };
 
 // Every event of a game after version `after`, in order, each once. `onEvents(events)` gets

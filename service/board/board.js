@@ -116,5 +116,11 @@ class App {
 }
 
 const app = new App();
+// The menu's height, for what lies over the screen below it (the result dialog): it keeps the
+// menu usable and never slides under it, whatever the window's width makes the menu's height.
+const top = document.querySelector("header.top");
+const measure = () => document.documentElement.style.setProperty("--header-h", `${Math.ceil(top.getBoundingClientRect().height)}px`);
+new ResizeObserver(measure).observe(top);
+measure();
 window.swarmBoard = app; // for people poking at it in the console
 app.route();

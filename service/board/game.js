@@ -6,6 +6,7 @@
 import { api, followGame, newClientSeed, savePlace, session, watchTable } from "./api.js";
 import { h, motionMs, plural, replace, sleep, stingWord } from "./dom.js";
 import { MeadowLog, remember } from "./meadow.js";
+import { THINKING_LEVELS } from "./levels.js"; // served from the levels' registry
 
 // Events that move bees on the board: while they play, the hand waits.
 const MOVING = new Set(["picks_revealed", "bee_landed", "stem_taken", "stem_choice_required"]);
@@ -258,7 +259,7 @@ export class GameScreen {
 
   // --- actions ---------------------------------------------------------------------------------
 
-  // `slowBees`: the move wakes bees that think (a level other than the heuristic spends up to
+  // `slowBees`: the move wakes bees that think (a level other than easy spends up to
   // a few tenths of a second a bee): after 100 ms without an answer, the banner says so.
   async act(label, run, slowBees = false) {
     this.inFlight = (this.inFlight ?? 0) + 1;
@@ -331,9 +332,9 @@ export class GameScreen {
     this.act("take", () => api.move(this.gameId, { type: "take_stem", stem }), this.slowBees());
   }
 
-  // Whether a bee at the table thinks long enough to be waited for (any level but the heuristic).
+  // Whether a bee at the table thinks long enough to be waited for (any level but easy).
   slowBees() {
-    return this.shown.seats.some((s) => s.kind === "bee" && s.level && s.level !== "heuristic");
+    return this.shown.seats.some((s) => s.kind === "bee" && THINKING_LEVELS.includes(s.level));
   }
 
   onKey(event) {
@@ -713,7 +714,7 @@ export class GameScreen {
     if (this.bannerOverride) {
       main = this.bannerOverride;
     } else if (v.phase === "ended") {
-      main = "The game is over.";
+      main = v.result ? `Game over: ${this.headline()}` : "The game is over.";
     } else if (!me) {
       main = "You are watching this game.";
     } else if (me.status === "left") {
@@ -771,8 +772,13 @@ export class GameScreen {
     const active = document.activeElement;
     const focused = this.hand.contains(active) ? (active.classList.contains("confirm") ? "confirm" : active.dataset.bee) : null;
     const lost = !active || active === document.body || active === this.app.main;
+    // Nothing more to pick (the game is over, or this person left): no CONFIRM to offer.
+    const done = v.phase === "ended" || me.status === "left";
     let forecastText = "";
-    if (locked !== null && v.phase === "picking") forecastText = `Bee ${locked} is confirmed.`;
+    if (done) {
+      const why = me.status === "left" ? "You left this game" : "The game is over";
+      forecastText = v.hand.length ? `${why}: these bees stay unplayed.` : `${why}: every bee has been played.`;
+    } else if (locked !== null && v.phase === "picking") forecastText = `Bee ${locked} is confirmed.`;
     else if (forecast) {
       forecastText = forecast.too_low
         ? `Forecast: bee ${forecast.bee} is too low for every stem; you would choose a stem to take.`
@@ -809,7 +815,9 @@ export class GameScreen {
         "div",
         { class: "hand-actions" },
         h("p", { class: "forecast-text", "aria-live": "polite" }, forecastText),
-        h(
+        done
+          ? null
+          : h(
           "button",
           {
             class: "confirm",
@@ -864,23 +872,16 @@ export class GameScreen {
       replace(this.result);
       return;
     }
-    const mine = r.winners.includes(v.you);
-    const others = r.winners.filter((s) => s !== v.you).map((s) => this.who(s));
-    const headline = !r.winners.length
-      ? r.reason === "abandoned"
-        ? "Nobody won: the game was abandoned."
-        : "Nobody won."
-      : mine
-        ? others.length
-          ? `You share the win with ${others.join(" and ")}!`
-          : "You won!"
-        : `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
+    const headline = this.headline();
     const reason = {
       finished: `After ${v.turns} turns, the fewest stings wins.`,
       last_person_standing: "Everyone else left the table: the last person standing wins at once.",
       abandoned: "Abandoned: 3 turns in a row passed with nobody picking. Every buy-in goes back.",
     }[r.reason];
-    const standings = [...v.seats].sort((a, b) => r.stings[a.seat - 1] - r.stings[b.seat - 1]);
+    // Fewest stings first; a seat that left last, as its stings no longer count (seed §9).
+    const gone = (s) => (s.status === "left" ? 1 : 0);
+    const many = v.seats.length > 4;
+    const standings = [...v.seats].sort((a, b) => gone(a) - gone(b) || r.stings[a.seat - 1] - r.stings[b.seat - 1]);
     const verdict = this.meadow.verdict;
     const verdictText =
       verdict?.status === "ok"
@@ -902,17 +903,38 @@ export class GameScreen {
         ),
         h("h2", { id: "result-title", tabindex: "-1" }, headline),
         h("p", { class: "reason" }, reason),
-        this.paidLines(),
+        // The head and the actions stay put; what lies between scrolls when the window is short.
         h(
+          "div",
+          { class: "result-body" },
+          this.paidLines(),
+          h(
           "ol",
-          { class: "standings" },
+          // More than 4 seats: two columns, so the result fits the window with the board's others.
+          { class: ["standings", many && "many"] },
           standings.map((s) =>
             h(
               "li",
               { class: [r.winners.includes(s.seat) && "winner", s.seat === v.you && "me", s.status === "left" && "left"] },
               h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.seat === v.you ? "You" : s.name),
-              h("span", { class: "count" }, stingWord(r.stings[s.seat - 1])),
-              h("span", { class: "tag" }, r.winners.includes(s.seat) ? "🏆 winner" : s.status === "left" ? "left" : "")
+              h(
+                "span",
+                { class: "count" },
+                many
+                  ? [String(r.stings[s.seat - 1]), h("span", { "aria-hidden": "true" }, " ▼"), h("span", { class: "sr-only" }, " stings")]
+                  : stingWord(r.stings[s.seat - 1])
+              ),
+              h(
+                "span",
+                { class: "tag" },
+                r.winners.includes(s.seat)
+                  ? many
+                    ? [h("span", { "aria-hidden": "true" }, "🏆"), h("span", { class: "sr-only" }, " winner")]
+                    : "🏆 winner"
+                  : s.status === "left"
+                    ? "left"
+                    : ""
+              )
             )
           )
         ),
@@ -922,6 +944,7 @@ export class GameScreen {
           verdictText,
           " · ",
           h("button", { class: "link", onclick: () => { if (!this.app.meadowOpen) this.toggleMeadow(); } }, "open the ⏱ Meadow log")
+        )
         ),
         h(
           "div",
@@ -936,6 +959,17 @@ export class GameScreen {
         )
       )
     );
+  }
+
+  // The result in one line: who won, or that nobody did.
+  headline() {
+    const v = this.shown;
+    const r = v.result;
+    const mine = r.winners.includes(v.you);
+    const others = r.winners.filter((s) => s !== v.you).map((s) => this.who(s));
+    if (!r.winners.length) return r.reason === "abandoned" ? "Nobody won: the game was abandoned." : "Nobody won.";
+    if (mine) return others.length ? `You share the win with ${others.join(" and ")}!` : "You won!";
+    return `${others.join(" and ")} ${others.length > 1 ? "share the win" : "won"}.`;
   }
 
   // What the game paid, as the service says it: the pot seat by seat (public) and, for a person
@@ -965,7 +999,7 @@ export class GameScreen {
     if (pot) {
       const mine = pot.seats.find((s) => s.seat === v.you);
       const paid = pot.seats.filter((s) => s.paid > 0);
-      if (mine && pot.reason === "refund") lines.push(`💰 Your ${mine.buy_in} buy-in is back: an abandoned game pays no pot.`);
+      if (mine && pot.reason === "refund") lines.push(`💰 Your ${mine.buy_in} buy-in is back.`);
       else if (mine && mine.paid > 0) {
         lines.push(paid.length > 1 ? `💰 +${mine.paid} coins: your share of the ${pot.coins}-coin pot, split ${paid.length} ways` : `💰 +${mine.paid} coins: the whole pot`);
       } else if (mine) lines.push(`💰 Your ${mine.buy_in} buy-in stayed in the pot.`);
@@ -985,7 +1019,7 @@ export class GameScreen {
             : `💰 No reward coins: today's cap of ${cap} reward coins was already reached`
       );
       lines.push(`⭐ +${reward.xp} XP`);
-      for (const b of reward.badges) lines.push(`🏅 New badge: ${b.name.replaceAll("_", " ")} · ${b.description}`);
+      for (const b of reward.badges) lines.push([`🏅 New badge: ${b.name.replaceAll("_", " ")} `, h("small", {}, `· ${b.description}`)]);
     } else if (me) {
       lines.push(
         me.status === "left"

@@ -9,6 +9,10 @@
 // each step, its event checked against the game's hash chain as this browser recomputes it from
 // the export: the chain is recomputed by fairness.js (never here), and each answer's event must
 // be the export's event of that version, same data and same hash.
+//
+// Once the game is over, "What would the bee have played?" asks analyseTurn for the chosen seat
+// at the start of the turn shown: the bee the strongest level would have played there, from only
+// what that seat could see then, and each bee's estimated stings to the end of the game.
 
 import { api } from "./api.js";
 import { h, motionMs, replace, sleep } from "./dom.js";
@@ -97,6 +101,8 @@ export class ReplayScreen {
     this.revealBox = h("section", { class: "reveal replay-reveal", "aria-label": "Picks, low to high" });
     this.banner = h("div", { class: "replay-banner", role: "status", "aria-live": "polite" });
     this.checksBox = h("section", { class: "replay-checks", "aria-label": "Fair deal and hash chain" });
+    this.analysisBox = h("section", { class: "replay-analysis", "aria-label": "What would the bee have played?" });
+    this.analyses = new Map(); // "seat/turn" -> the answer, or a Promise while it is asked
     this.logBox = h("ol", { class: "replay-log", "aria-label": "Every step of the game" });
     replace(
       this.root,
@@ -106,7 +112,7 @@ export class ReplayScreen {
         "div",
         { class: "replay-grid" },
         h("div", { class: "replay-board" }, this.seatsBox, this.revealBox, this.banner, this.stemsBox),
-        h("aside", { class: "replay-side" }, this.checksBox, h("h2", {}, "Steps"), this.logBox)
+        h("aside", { class: "replay-side" }, this.analysisBox, this.checksBox, h("h2", {}, "Steps"), this.logBox)
       )
     );
     replace(main, this.root);
@@ -300,6 +306,7 @@ export class ReplayScreen {
     if (animate) this.fly(step);
     this.drawBanner();
     this.drawStepCheck();
+    this.drawAnalysis();
     for (const li of this.logBox.querySelectorAll("li.step")) {
       const here = Number(li.dataset.version) === a.version;
       li.classList.toggle("current", here);
@@ -456,6 +463,100 @@ export class ReplayScreen {
       const names = r.winners.map((w) => this.nameOf(w));
       replace(this.banner, h("b", {}, r.reason === "abandoned" ? "Abandoned: nobody wins." : `${names.join(" and ")} ${names.length > 1 ? "share the win" : "wins"}.`));
     } else replace(this.banner);
+  }
+
+  // --- what would the bee have played? -----------------------------------------------------
+
+  // The turn the analysis looks at: the one shown (its start), turn 1 before the first.
+  analysedTurn() {
+    return Math.max(1, this.answer?.view.turn ?? 1);
+  }
+
+  analysisSeat() {
+    const seats = this.answer?.view.seats ?? [];
+    if (this.askedSeat && seats.some((s) => s.seat === this.askedSeat)) return this.askedSeat;
+    return seats.find((s) => s.seat === this.answer?.view.you)?.seat ?? seats[0]?.seat ?? 1;
+  }
+
+  async analyse() {
+    const seat = this.analysisSeat();
+    const turn = this.analysedTurn();
+    const key = `${seat}/${turn}`;
+    if (this.analyses.has(key)) return;
+    this.analyses.set(key, "asking");
+    this.drawAnalysis();
+    try {
+      this.analyses.set(key, await api.analyseTurn(this.gameId, seat, turn));
+    } catch (problem) {
+      this.analyses.set(key, { problem: problem?.detail ?? problem?.title ?? "the analysis could not be made" });
+    }
+    if (!this.gone) this.drawAnalysis();
+  }
+
+  drawAnalysis() {
+    if (!this.analysisBox || !this.answer) return;
+    if (!this.steps.over) {
+      replace(this.analysisBox, h("h2", {}, "What would the bee have played?"), h("p", { class: "hint" }, "Once the game is over."));
+      return;
+    }
+    const seats = this.answer.view.seats;
+    const seat = this.analysisSeat();
+    const turn = this.analysedTurn();
+    const got = this.analyses.get(`${seat}/${turn}`);
+    const picker = h(
+      "select",
+      {
+        "aria-label": "Seat to analyse",
+        onchange: (e) => {
+          this.askedSeat = Number(e.target.value);
+          this.drawAnalysis();
+        },
+      },
+      seats.map((s) => h("option", { value: s.seat, selected: s.seat === seat }, s.name))
+    );
+    let body;
+    if (got === undefined) {
+      body = h("button", { class: "ghost-btn analyse", onclick: () => this.analyse() }, "What would the bee have played?");
+    } else if (got === "asking") {
+      body = h("p", { class: "analysis-wait", role: "status" }, "🐝 The expert bee is thinking…");
+    } else if (got.problem) {
+      body = h("p", { class: "bad analysis-problem", role: "status" }, `No analysis: ${got.problem}`);
+    } else {
+      const who = this.nameOf(got.seat);
+      const played = got.played == null ? `${who} had left` : got.played === got.pick ? `${who} played it too` : `${who} played ${got.played}`;
+      body = h(
+        "div",
+        { class: "analysis", dataset: { pick: got.pick, seat: got.seat, turn: got.turn } },
+        h("p", { class: "analysis-pick" }, h("b", {}, `The ${got.level} bee would have played ${got.pick}`), ` (${played}).`),
+        h(
+          "table",
+          { class: "analysis-table" },
+          h("caption", {}, `${who}'s hand at the start of turn ${got.turn}, by the bee played: the stings it would take from then to the end, and how often it would win, in the games the bee imagined`),
+          h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Bee"), h("th", { scope: "col" }, "Stings (est.)"), h("th", { scope: "col" }, "Wins"), h("th", { scope: "col" }, "Deals"))),
+          h(
+            "tbody",
+            {},
+            got.estimates.map((e) =>
+              h(
+                "tr",
+                { class: [e.bee === got.pick && "pick", e.bee === got.played && "played"], dataset: { bee: e.bee } },
+                h("th", { scope: "row" }, String(e.bee), e.bee === got.pick ? " 🐝" : "", e.bee === got.played ? " ✓" : ""),
+                h("td", {}, e.stings.toFixed(2)),
+                h("td", { class: "win" }, `${Math.round(100 * e.win)}%`),
+                h("td", {}, String(e.samples))
+              )
+            )
+          )
+        ),
+        h("p", { class: "hint" }, "🐝 the bee's pick, ✓ the bee played. From only what the seat could see then.")
+      );
+    }
+    replace(
+      this.analysisBox,
+      h("h2", {}, "What would the bee have played?"),
+      h("label", { class: "replay-select" }, "Seat ", picker, ` at turn ${turn}`),
+      body
+    );
   }
 
   // --- the checks ----------------------------------------------------------------------------

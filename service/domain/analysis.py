@@ -1,4 +1,5 @@
-"""What would the expert bee have played? For one seat at one turn of a finished game.
+"""What would the expert bee (the strongest level) have played? For one seat at one turn of a
+finished game.
 
 The game's events are folded up to the start of that turn, and the expert level
 (`rules/expert.py`) looks at the seat's `BeeView` there: its hand then, the stems then, the bees
@@ -24,17 +25,42 @@ from service.domain.rules.fold import evolve, fold
 
 
 class BeeEstimate(msgspec.Struct, frozen=True, kw_only=True):
-    """The expert's estimate for one bee in the seat's hand."""
+    """The expert's estimate for one bee in the seat's hand (it plays the bee that wins most).
+
+    Attributes:
+        bee: A bee's number.
+        stings: The mean stings the seat takes from this turn to the end of the game when it plays
+            this bee, over the imagined games (`samples`); the bees the expert dropped early have
+            fewer.
+        win: Its share of the win in those imagined games, 0 to 1 (a win shared by k seats counts
+            1/k), counting the stings every seat had at the start of the turn.
+        samples: How many imagined games (deals of the hidden hands, played out) it rests on.
+    """
 
     bee: int
     # The mean stings the seat takes from this turn to the end of the game when it plays this
     # bee, over the imagined games (`samples`); the bees the expert dropped early have fewer.
     stings: float
+    # Its share of the win in those imagined games, 0 to 1 (a win shared by k seats counts
+    # 1/k), counting the stings every seat had at the start of the turn.
+    win: float
     samples: int  # how many imagined games (deals of the hidden hands, played out) it rests on
 
 
 class TurnAnalysis(msgspec.Struct, frozen=True, kw_only=True):
-    """The expert level's look at one seat's decision of a finished game."""
+    """The expert level's look at one seat's decision of a finished game.
+
+    Attributes:
+        game_id: The game's id.
+        seat: A seat number, from 1.
+        turn: The turn, 1 to 10.
+        level: The level that analysed: "expert".
+        hand: The seat's hand at the start of the turn.
+        stems: The stems at the start of the turn, bottom to top.
+        pick: The bee the expert would have played.
+        played: The bee the seat played (None if it had left by then)
+        estimates: One for each bee in hand, ascending.
+    """
 
     game_id: str
     seat: int
@@ -92,7 +118,9 @@ def analyse_turn(
         pick=decided.pick,
         played=played,
         estimates=[
-            BeeEstimate(bee=e.bee, stings=round(e.stings, 2), samples=e.samples)
+            BeeEstimate(
+                bee=e.bee, stings=round(e.stings, 2), win=round(e.win, 3), samples=e.samples
+            )
             for e in decided.estimates
         ],
     )

@@ -86,6 +86,7 @@ class SeatView(msgspec.Struct, frozen=True, kw_only=True):
         pile_stings: The stings of each bee in `pile`, index by index.
         status: `picking` (nothing tapped yet), `tapped`, `confirmed`, `waiting` (not a
             picking phase) or `left` (left the game; their stings stop counting).
+        level: How a bee player chooses (README "The bee players"); None for a person.
     """
 
     seat: int
@@ -318,6 +319,9 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
             untimed or ended.
         server_time: The server's clock as it answered, to draw the clock line against.
         result: How the game ended, once it has.
+        head_hash: GetGame: the hash-chain link of event `version`, the head (docs/fairness.md);
+            keep it to hold the game's export to it (`--expect-head VERSION:HASH`). Null in other
+            responses.
         turns: How many turns the game lasts (seed §6: 10, one for each bee in a hand).
         pot: What the pot held and paid, seat by seat, once a game with a buy-in has ended
             (getGame, and the move that ends the game); null otherwise.

@@ -15,9 +15,10 @@ function per append):
 * **One round trip per append.** ``append_events`` runs, in one statement: the idempotency check
   (``processed_commands``), each stream's version and head check, the inserts, the processed
   command and ``pg_notify('swarm_events', <stream>)`` per stream written (delivered only on
-  commit, see ``service/store/wakeups.py``). Statements that must commit with the events
-  (``also=``: projection rows, timers) are folded into the same statement as data-modifying
-  CTEs, so they are still one round trip and one transaction; a refused append raises inside the
+  commit, see ``service/store/wakeups.py``). The rows that must commit with the events
+  (``also=``: ``service.store.rows``, each a statement of ``service.store.projections``) are
+  folded into the same statement as data-modifying CTEs, so they are still one round trip and
+  one transaction; a refused append raises inside the
   function, which undoes them too. (A statement that cannot be a CTE, one with its own WITH,
   sends the append and the statements in a transaction instead: more round trips.)
 * **The hash chain cannot fork.** Every event carries ``hash``, SHA-256 chained to the previous
@@ -62,7 +63,7 @@ import msgspec
 
 from service.domain import chain
 from service.store.pool import Pool
-from service.store.projections import guard_statement, statement
+from service.store.projections import guard_statement, statements
 from service.store.rows import Row, TokenGuard
 
 if TYPE_CHECKING:
@@ -382,7 +383,7 @@ class EventStore:
             *appends,
             metadata=metadata,
             command=command,
-            also=[statement(row) for row in also],
+            also=[each for row in also for each in statements(row)],
             guard=None if guard is None else guard_statement(guard),
         )
 
@@ -677,6 +678,18 @@ class EventStore:
                 games.add(str(msgspec.json.decode(e.data).get("game_id")))
         rows = await self._pool.fetch(_SERVER_SEEDS, sorted(games)) if games else []
         return {game_id: chain.seal_key(game_id, bytes(seed)) for game_id, seed in rows}
+
+    async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
+        """The hash of event ``version`` of ``stream`` and its chain version (None when there is
+        none): the head this
+        store last saw of the stream when it is that version (a stored hash never changes; the
+        read that folded a game notes its head), else read (issue 28: `getGame` read it on
+        every view, one round trip of its two)."""
+        known = self._heads.get(stream, version)
+        if known is not None:
+            return known
+        events = await self.read_stream(stream, after_version=version - 1, up_to_version=version)
+        return (events[-1].hash, events[-1].chain) if events else None
 
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""

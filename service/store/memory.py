@@ -353,6 +353,10 @@ class InMemoryEventStore:
         secrets = self.tables.secrets
         return {g: chain.seal_key(g, secrets[g]) for g in sorted(games) if g in secrets}
 
+    async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
+        events = await self.read_stream(stream, after_version=version - 1, up_to_version=version)
+        return (events[-1].hash, events[-1].chain) if events else None
+
     async def stream_version(self, stream: str) -> int:
         return len(self._streams.get(stream, ()))
 

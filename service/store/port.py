@@ -84,6 +84,11 @@ class EventLog(Protocol):
 
     async def stream_version(self, stream: str) -> int: ...
 
+    async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
+        """The hash of event `version` of `stream` and its chain version (None when there is
+        no such event), without a read when the store already knows it as the stream's head."""
+        ...
+
     async def command_version(self, stream: str, command_id: str) -> int | None: ...
 
     async def read_all(

@@ -1,6 +1,8 @@
 """The rows an append commits with its events (`service.store.rows`), as PostgreSQL statements:
-`statement(row)` gives the `(sql, args)` that `EventStore.append` folds into the append's own
-statement (one round trip, one transaction), so a read model is never behind the log."""
+`statements(row)` gives the `(sql, args)` that `EventStore.append` folds into the append's own
+statement (one round trip, one transaction), so a read model is never behind the log. Each is a
+plain INSERT, UPDATE or DELETE (no WITH of its own), so it folds, and touches a row at most
+once per append."""
 
 from __future__ import annotations
 
@@ -68,11 +70,10 @@ on conflict (table_id) do update
        updated_at = now()
 """
 
-# Who sits at the table now (listMyGames): people who left, or a closed table's, are removed.
-_MEMBERS = """
-with gone as (
-    delete from table_members where table_id = $1 and player_id <> all($2::text[])
-)
+# Who sits at the table now (listMyGames): people who left, or a closed table's, are removed,
+# and those seated are added (two statements that touch different rows: each folds).
+_MEMBERS_GONE = "delete from table_members where table_id = $1 and player_id <> all($2::text[])"
+_MEMBERS_SEATED = """
 insert into table_members (table_id, player_id, mode)
 select $1, p, $3 from unnest($2::text[]) as p
 on conflict do nothing
@@ -138,8 +139,12 @@ def _listing(row: LobbyListing) -> Statement:
     )
 
 
-def _members(row: TableMembers) -> Statement:
-    return (_MEMBERS, (row.table_id, list(row.people), row.mode))
+def _members(row: TableMembers) -> tuple[Statement, Statement]:
+    people = list(row.people)
+    return (_MEMBERS_GONE, (row.table_id, people)), (
+        _MEMBERS_SEATED,
+        (row.table_id, people, row.mode),
+    )
 
 
 def _account(row: Account) -> Statement:
@@ -159,14 +164,20 @@ _STATEMENTS: dict[type[Any], Callable[[Any], Statement]] = {
     StakeHoldEnded: _hold_ended,
     OwedTransfer: _owed,
     LobbyListing: _listing,
-    TableMembers: _members,
     Account: _account,
     AccessToken: _token,
 }
 
 
+def statements(row: Row) -> tuple[Statement, ...]:
+    """The statements that write `row`."""
+    if isinstance(row, TableMembers):
+        return _members(row)
+    return (_STATEMENTS[type(row)](row),)
+
+
 def statement(row: Row) -> Statement:
-    """The statement that writes `row` (each a plain INSERT/UPDATE/DELETE, so it folds)."""
+    """The one statement that writes `row` (any row but `TableMembers`)."""
     return _STATEMENTS[type(row)](row)
 
 

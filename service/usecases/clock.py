@@ -24,8 +24,10 @@ log = structlog.get_logger(__name__)
 # Timers of one claim fired at once (each on its own connection: the reserved connections
 # of service/api/app.py hold the claim, these and the relay's two). Games dealt together
 # have their deadlines together; fired one after another, the last of a batch of 50 was
-# seconds late on a busy process (issue 28).
-FIRE_AT_ONCE = 3
+# seconds late on a busy process (issue 28); 3 at once still fell behind when a thousand games
+# dealt together reached their deadlines together (about 30 expiries a second; at 100 ms each
+# under load, 3 at once fire 30 a second at best), so 8.
+FIRE_AT_ONCE = 8
 
 
 class TurnClock:

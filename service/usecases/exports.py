@@ -31,7 +31,7 @@ from service.usecases.context import Context, stream
 from service.usecases.errors import Busy
 from service.usecases.repository import Repository
 
-# An analysis is one expert decision (about 0.1 s of CPU, `expert.WORK`), made in a worker
+# An analysis is one expert decision (under 0.1 s of CPU, `expert.WORK`), made in a worker
 # thread. At most this many run at once on an instance; one more is shed (503 `overloaded`,
 # Retry-After) rather than queued. The answers are deterministic, so the last ones are kept.
 ANALYSES_AT_ONCE = 1

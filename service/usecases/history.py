@@ -21,52 +21,30 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from service.domain.history import Changes, SeatAt, Step, moment, states, steps_of
+from service.domain.history import Moment, Step, moment, states, steps_of
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_event
-from service.domain.views import GameView, PickView
 from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import VersionNotFound
 from service.usecases.identity import Player
 from service.usecases.repository import Repository
-from service.usecases.streams import VisibleEvent, visible_events
+from service.usecases.streams import LogItem, visible_events
 from service.usecases.watching import viewer_seat
 
 
-class GameStateAt(msgspec.Struct, frozen=True, kw_only=True):
-    """A game right after one version, as the caller may see it (`getGameState`).
-
-    Attributes:
-        game_id: The game.
-        version: The version asked for: the state is the one right after this event.
-        latest: The game's version now (its last event); versions run from 1 to this.
-        over: The game has ended: every hand, tap and pick of every version is shown. While
-            it runs, only what the caller's seat saw at `version` is (a spectator sees no
-            hand and no unrevealed pick), and `event.hash` is empty.
-        event: The event applied last (the one at `version`), as `listGameEvents` shows it
-            to the caller.
-        step: What that event did, in words and in fields.
-        changes: What differs from the answer at `version` − 1 (nothing, at version 1).
-        view: The game at `version`, as `getGame` would have shown it to the caller then
-            (`server_time` and `head_hash` null; between a reveal and the last landing, while
-            the bees fly, `phase` reads `picking` and `in_flight` holds the bees to come).
-        seats: Every seat's hand, tap and pick at `version`; null where hidden from the
-            caller.
-        in_flight: The revealed picks that have not landed yet, lowest first (the ones still
-            to fly; empty outside a reveal).
-    """
+@dataclass(frozen=True)
+class StateAt:
+    """`state_at`'s answer: the game right after `version`, as the caller may see it (`shown`),
+    with the event at `version` (`item`, its hash empty while the game runs). The API's
+    `GameStateAt` is this on the wire."""
 
     game_id: str
     version: int
     latest: int
     over: bool
-    event: VisibleEvent
-    step: Step
-    changes: Changes
-    view: GameView
-    seats: tuple[SeatAt, ...]
-    in_flight: tuple[PickView, ...]
+    item: LogItem
+    shown: Moment
 
 
 class TurnSteps(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,7 +123,7 @@ class History:
         self.repository = repository
         self.cache = cache or Histories()
 
-    async def state_at(self, player: Player, game_id: str, version: int) -> GameStateAt:
+    async def state_at(self, player: Player, game_id: str, version: int) -> StateAt:
         """The game right after `version`, as `player` may see it (VersionNotFound outside
         1 to the game's version now)."""
         now = await self.repository.game(game_id)
@@ -158,21 +136,10 @@ class History:
         over = now.phase == "ended"
         event = known.events[version - 1]
         shown = moment(known.state(version - 1), known.state(version), event, seat, over)
-        entry = visible_events([known.recorded[version - 1]], seat, over)[0]
+        item = visible_events([known.recorded[version - 1]], seat, over)[0]
         if not over:
-            entry = msgspec.structs.replace(entry, hash="")
-        return GameStateAt(
-            game_id=game_id,
-            version=version,
-            latest=now.version,
-            over=over,
-            event=entry,
-            step=shown.step,
-            changes=shown.changes,
-            view=shown.view,
-            seats=shown.seats,
-            in_flight=shown.in_flight,
-        )
+            item = item._replace(hash="")
+        return StateAt(game_id, version, now.version, over, item, shown)
 
     async def steps(self, player: Player, game_id: str) -> GameSteps:
         """Every step of the game as `player` may see it, and where each turn is."""
@@ -228,10 +195,10 @@ def turns_of(listed: tuple[Step, ...]) -> tuple[TurnSteps, ...]:
 
 
 __all__ = [
-    "GameStateAt",
     "GameSteps",
     "Histories",
     "History",
+    "StateAt",
     "TurnSteps",
     "VersionNotFound",
     "turns_of",

@@ -4,11 +4,11 @@ move sent twice is applied once and answered the same both times. A `move_id` se
 *different* body is refused (`MoveIdReused`), as payment APIs treat idempotency keys: a client
 whose ids collide learns of it instead of getting another move's answer.
 
-How a repeat is told from a reuse: the SHA-256 of the move's canonical JSON is stored as
-`move_digest` in the metadata of the events the move wrote (metadata is stored on every event
-of the append, so the event at the command's recorded version carries it). Only a repeat pays
-for reading it back. Moves recorded before this check existed have no digest: they are
-answered as repeats, as they were then.
+How a repeat is told from a reuse: the SHA-256 of the move's canonical JSON (its `digest`,
+computed by the API, `service/api/moves.py`) is stored as `move_digest` in the metadata of the
+events the move wrote (metadata is stored on every event of the append, so the event at the
+command's recorded version carries it). Only a repeat pays for reading it back. Moves recorded
+before this check existed have no digest: they are answered as repeats, as they were then.
 
 Each move is loaded, decided with the bee players' answers (`service.domain.bee_answers`), and
 appended at the version it was decided on; when the game ended, the same unit of work reveals
@@ -16,11 +16,11 @@ the deal, pays the pot and tells the table (`service.usecases.deals`)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Annotated, Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -40,45 +40,23 @@ from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
+from service.usecases.streams import hash_shown
 from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import viewer_seat
 
 
-class Move(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
-    """A move by the caller's own seat. `move_id` is chosen by the client: sending the same move
-    again returns the same result and writes nothing."""
+@dataclass(frozen=True, kw_only=True)
+class PersonMove:
+    """A person's move as this use case takes it (the API decodes the body,
+    `service/api/moves.py`): `kind` and its bee or stem, the client's `move_id`, and `digest`,
+    the fingerprint of the request, which tells a repeat of the move from another move sent
+    with the same id."""
 
-    move_id: Annotated[str, msgspec.Meta(min_length=1, max_length=64, pattern="^[^\\u0000]*$")]
-
-
-# The bounds every game has (seed §1: bees 1 to 84 at most, 4 stems), so the document states
-# them. A bee outside them is malformed (400) before any rule looks at it; a stem outside them
-# is the rules' own 422 `stem-out-of-range` (docs/rules.md), one answer for every such stem.
-BeeNumber = Annotated[int, msgspec.Meta(ge=1, le=84)]
-StemNumber = Annotated[
-    int,
-    msgspec.Meta(
-        extra_json_schema={"minimum": 1, "maximum": 4},
-        description="1 to 4; another number is refused with 422 `stem-out-of-range`",
-    ),
-]
-
-
-class Tap(Move, frozen=True, tag="tap"):
-    bee: BeeNumber
-
-
-class Confirm(Move, frozen=True, tag="confirm"):
-    bee: BeeNumber | None = None
-
-
-class ChooseStem(Move, frozen=True, tag="take_stem"):
-    stem: StemNumber
-
-
-AnyMove = Tap | Confirm | ChooseStem
-
-_MOVE_ENCODER = msgspec.json.Encoder()
+    move_id: str
+    kind: Literal["tap", "confirm", "take_stem"]
+    digest: str
+    bee: int | None = None
+    stem: int | None = None
 
 
 class MoveIdReused(Conflict):
@@ -123,30 +101,26 @@ class _Request(NamedTuple):
         return stream("game", self.game_id)
 
 
-def move_digest(move: AnyMove) -> str:
-    """The fingerprint of a move's body: its canonical JSON (the decoded struct, re-encoded, so
-    key order and spacing do not matter), hashed."""
-    return hashlib.sha256(_MOVE_ENCODER.encode(move)).hexdigest()
-
-
-def command_for(move: AnyMove, seat: int, at: datetime) -> Command:
-    match move:
-        case Tap():
+def command_for(move: PersonMove, seat: int, at: datetime) -> Command:
+    match move.kind:
+        case "tap":
+            assert move.bee is not None
             return TapBee(seat=seat, bee=move.bee, at=at)
-        case Confirm():
+        case "confirm":
             return ConfirmPick(seat=seat, bee=move.bee, at=at)
-        case ChooseStem():
+        case "take_stem":
+            assert move.stem is not None
             return TakeStem(seat=seat, stem=move.stem, at=at)
     raise AssertionError(f"unknown move {move!r}")  # pragma: no cover
 
 
-def move_intent(player_id: str, move: AnyMove, clock: Callable[[], datetime]) -> Intent:
+def move_intent(player_id: str, move: PersonMove, clock: Callable[[], datetime]) -> Intent:
     """A person's move as an `Intent`: the command of their seat in the state decided on."""
     return partial(_move_command, player_id, move, clock)
 
 
 def _move_command(
-    player_id: str, move: AnyMove, clock: Callable[[], datetime], state: GameState
+    player_id: str, move: PersonMove, clock: Callable[[], datetime], state: GameState
 ) -> Command | None:
     seat = seat_of(state, player_id)
     return None if seat is None else command_for(move, seat, clock())
@@ -168,11 +142,10 @@ class Play:
         `version`."""
         state = await self.repository.game(game_id)
         seat = await viewer_seat(self.repository, state, player)
-        head = await self.ctx.store.read_stream(
-            stream("game", game_id), after_version=state.version - 1, up_to_version=state.version
-        )
+        head = await self.ctx.store.head_link(stream("game", game_id), state.version)
         view = await self._view(state, seat)
-        return msgspec.structs.replace(view, head_hash=head[-1].hash.hex() if head else None)
+        shown = hash_shown(*head, over=state.phase == "ended") if head is not None else None
+        return msgspec.structs.replace(view, head_hash=shown)
 
     async def _view(self, state: GameState, seat: int | None) -> GameView:
         """The view from `seat`, and once an online game has ended, what it paid (the pot, and
@@ -184,7 +157,7 @@ class Play:
         return msgspec.structs.replace(view, pot=pot, reward=reward)
 
     async def submit_move(
-        self, player: Player, game_id: str, move: AnyMove, *, check: TokenCheck | None = None
+        self, player: Player, game_id: str, move: PersonMove, *, check: TokenCheck | None = None
     ) -> Moved:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
@@ -197,7 +170,7 @@ class Play:
         return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
 
     async def _checked_move(
-        self, player: Player, game_id: str, move: AnyMove, check: TokenCheck
+        self, player: Player, game_id: str, move: PersonMove, check: TokenCheck
     ) -> Decided:
         try:
             decided = await self._move(player, game_id, move, guard=check.guard)
@@ -217,7 +190,7 @@ class Play:
         self,
         player: Player,
         game_id: str,
-        move: AnyMove,
+        move: PersonMove,
         guard: Callable[[], TokenGuard] | None,
     ) -> Decided:
         return await self.decide(
@@ -225,9 +198,9 @@ class Play:
             move_intent(player.player_id, move, self.ctx.clock),
             command_id=f"{player.player_id}:{move.move_id}",
             metadata={
-                "causation": move.__struct_config__.tag,
+                "causation": move.kind,
                 "actor": player.player_id,
-                "move_digest": move_digest(move),
+                "move_digest": move.digest,
             },
             guard=guard,
         )

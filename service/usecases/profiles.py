@@ -19,11 +19,31 @@ LeaderboardOrder = Literal["wins", "xp"]
 
 
 class Coins(msgspec.Struct, frozen=True, kw_only=True):
+    """A player's coins.
+
+    Attributes:
+        balance: Spendable coins.
+        held: Coins held for buy-in tables whose game has not started yet.
+    """
+
     balance: int  # spendable
     held: int  # reserved for buy-in tables that have not started yet
 
 
 class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
+    """Anyone's public profile (never their coins).
+
+    Attributes:
+        registered: An account, not only a guest.
+        level: 1 + xp // 500.
+        games_played: Finished online games.
+        badges: In the order they were earned.
+        player_id: The player's id.
+        name: The name shown to others.
+        xp: Experience points from online games.
+        games_won: Online games won (a shared win counts).
+    """
+
     player_id: str
     name: str
     registered: bool  # an account, not only a guest
@@ -35,12 +55,32 @@ class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Profile(PublicProfile, frozen=True, kw_only=True):
-    """The caller's own profile: the public one plus their coins."""
+    """The caller's own profile: the public one plus their coins.
+
+    Attributes:
+        player_id: Your player id.
+        name: The name shown to others.
+        xp: Experience points from online games.
+        games_won: Online games won (a shared win counts).
+        coins: Your coins: spendable and held.
+    """
 
     coins: Coins
 
 
 class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One ranked player.
+
+    Attributes:
+        rank: 1 is first.
+        player_id: The player's id.
+        name: The name shown to others.
+        games_won: Online games won (a shared win counts).
+        games_played: Online games finished.
+        xp: Experience points from online games.
+        level: 1 + XP ÷ 500, rounded down.
+    """
+
     rank: int  # 1 = first
     player_id: str
     name: str
@@ -51,6 +91,16 @@ class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of the leaderboard.
+
+    Attributes:
+        by: `wins` or `xp`: what the ranking is by.
+        entries: The ranked players of this page.
+        limit: The page size asked for.
+        offset: How many entries come before this page.
+        next_offset: The offset of the next page; null on the last page.
+    """
+
     by: LeaderboardOrder
     entries: list[LeaderboardEntry]
     limit: int

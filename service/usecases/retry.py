@@ -52,12 +52,17 @@ class StreamTurns:
         lock, users = self._locks.get(key, (asyncio.Lock(), 0))
         self._locks[key] = (lock, users + 1)
         try:
-            try:
-                await asyncio.wait_for(lock.acquire(), wait)
-            except TimeoutError:
-                raise Busy(
-                    f"Too many requests wait for this {key.split('-', 1)[0]}; try again."
-                ) from None
+            if users == 0:
+                # Nobody holds it or waits for it: taken at once, without wait_for's task and
+                # timer (issue 28: one of each a move).
+                await lock.acquire()
+            else:
+                try:
+                    await asyncio.wait_for(lock.acquire(), wait)
+                except TimeoutError:
+                    raise Busy(
+                        f"Too many requests wait for this {key.split('-', 1)[0]}; try again."
+                    ) from None
             try:
                 yield
             finally:

@@ -65,6 +65,16 @@ from service.usecases.unit_of_work import UnitOfWork
 
 
 class NextGame(msgspec.Struct, frozen=True, kw_only=True):
+    """The table's next game, prepared when the last one ended.
+
+    Attributes:
+        game_id: The next game's id.
+        commitment: SHA-256, hex.
+        seeds: How many seeds were contributed.
+        committed: How many people committed to a seed they have not revealed yet.
+        seeds_closed: The deal waits for those reveals (docs/fairness.md)
+    """
+
     game_id: str
     commitment: str  # SHA-256, hex
     seeds: int  # how many people have contributed a seed so far
@@ -73,6 +83,28 @@ class NextGame(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TableView(msgspec.Struct, frozen=True, kw_only=True):
+    """A table as the caller sees it, with their view of its current game.
+
+    Attributes:
+        table_id: The table's id.
+        mode: `solo` or `online`.
+        status: Open (waiting for players), playing, between_games, closed.
+        host: The host's player id.
+        capacity: How many seats the table has, 2 to 8.
+        stake: Coins each person puts in; 0 = a free table.
+        clock: The turn clock of this table's games (None: untimed)
+        seats: Who sits where, seat 1 first.
+        you: Your seat, if you sit at the table.
+        games: Every game dealt here, oldest first; the last is the current one. A new game (the
+            table filled, the host started, or play again) appears here and as `game_opened` on the
+            table's event stream.
+        game: Your view of the current game, if you were dealt into it.
+        next_game: The game that will be dealt next and the server's commitment to its deal,
+            published before anyone contributes a seed (docs/fairness.md); null while a game is
+            being played.
+        your_seed: The seed you contributed to the next game, if any.
+    """
+
     table_id: str
     mode: TableMode
     status: TableStatus  # open (waiting for players), playing, between_games, closed
@@ -94,6 +126,20 @@ class TableView(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """An open online table, as the lobby lists it.
+
+    Attributes:
+        table_id: The table's id.
+        host_name: The host's name.
+        seats_taken: Seats taken (people and bee players).
+        people: People seated.
+        capacity: How many seats the table has, 2 to 8.
+        stake: Coins each person puts in; 0 for a free table.
+        status: `open`, `playing` or `between_games`.
+        opened_at: When the table opened (UTC).
+        bee_levels: Each bee seat's level, in seat order.
+    """
+
     table_id: str
     host_name: str
     seats_taken: int

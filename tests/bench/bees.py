@@ -5,7 +5,7 @@
     python -m tests.bench.bees --only expert   # only the line-ups naming a level
 
 Each line-up plays whole games through the engine (`simulate.play_game`), seat 1 at one level
-and every other seat at another. The levels are the service's (heuristic, strong, expert) and
+and every other seat at another. The levels are the service's (easy, medium, hard, expert) and
 two anchors that are not: MCS(100), the plain Monte Carlo player of the 6-nimmt literature
 (`tests/bench/mcs.py`), and random play. Game n of a table size is dealt the same in every
 line-up (the deal comes from its own `random.Random("deal/{players}/{n}")`), so line-ups differ
@@ -46,9 +46,8 @@ from service.domain.rules.bees import (
 from service.domain.rules.commands import ConfirmPick, StartGame, TakeStem
 from service.domain.rules.engine import cheapest_stem, initial_state
 from service.domain.rules.events import SeatInfo
-from service.domain.rules.expert import choose_bee_expert
+from service.domain.rules.levels import LEVELS
 from service.domain.rules.simulate import Policy, bee_seats, play_game, shuffled_deck
-from service.domain.rules.strong import choose_bee_strong
 from tests.bench.mcs import choose_bee_mcs
 
 BENCH_SERVER_SEED = b"swarm-bench-bees"
@@ -57,34 +56,30 @@ RESAMPLES = 2000
 
 Seeded = Callable[[BeeView, bytes], int]
 SEEDED: dict[str, Seeded] = {
-    "heuristic": lambda view, seed: choose_bee(view),
-    "strong": choose_bee_strong,
-    "expert": choose_bee_expert,
+    **{name: level.policy for name, level in LEVELS.items()},  # easy, medium, hard, expert
     "mcs": choose_bee_mcs,
     "random": lambda view, seed: random.Random(seed).choice(sorted(view.hand)),
 }
-LABEL = {
-    "heuristic": "heuristic",
-    "strong": "strong",
-    "expert": "expert",
-    "mcs": "MCS(100)",
-    "random": "random",
-}
+LABEL = {**{name: name for name in LEVELS}, "mcs": "MCS(100)", "random": "random"}
 
-# (seat 1, the others, players, games): the line-ups of issue 29, then the expert against each.
+# (seat 1, the others, players, games): the line-ups of issue 29 (medium was "strong", easy
+# "heuristic"), then each level against MCS(100) and the expert against each of the others.
 PLAN: tuple[tuple[str, str, int, int], ...] = (
-    ("strong", "heuristic", 4, 300),
-    ("strong", "mcs", 4, 200),
-    ("heuristic", "mcs", 4, 200),
-    ("mcs", "strong", 4, 100),
-    ("strong", "heuristic", 8, 200),
-    ("heuristic", "random", 4, 300),
+    ("medium", "easy", 4, 300),
+    ("medium", "mcs", 4, 200),
+    ("easy", "mcs", 4, 200),
+    ("mcs", "medium", 4, 100),
+    ("medium", "easy", 8, 200),
+    ("easy", "random", 4, 300),
     ("expert", "mcs", 4, 200),
     ("expert", "mcs", 8, 200),
-    ("expert", "heuristic", 4, 200),
-    ("expert", "strong", 4, 200),
-    ("expert", "heuristic", 8, 100),
+    ("expert", "easy", 4, 200),
+    ("expert", "medium", 4, 200),
+    ("expert", "easy", 8, 100),
     ("mcs", "expert", 4, 50),
+    ("hard", "mcs", 4, 200),
+    ("hard", "medium", 4, 100),
+    ("expert", "hard", 4, 100),
 )
 
 

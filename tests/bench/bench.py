@@ -478,6 +478,20 @@ class RawHttp:
         self.reader = self.writer = None
 
 
+def server_env(database_url: str, **more: str) -> dict[str, str]:
+    """The environment of a benchmarked server. Throughput is measured, not the rate limit
+    (SWARM_RATE_LIMIT, docs/scaling.md), and every guest comes from one address: no
+    per-address sign-up limits either."""
+    return dict(
+        os.environ,
+        DATABASE_URL=database_url,
+        SWARM_RATE_LIMIT="0",
+        SWARM_GUESTS_PER_HOUR="0",
+        SWARM_ACCOUNTS_PER_HOUR="0",
+        **more,
+    )
+
+
 class Server:
     """A service process (``python -m service run`` or the minimal endpoint), its output in a
     temporary log file."""
@@ -487,15 +501,7 @@ class Server:
     ) -> None:
         self.port = free_port()
         self.log = Path(tempfile.mkstemp(prefix=f"swarm-bench-{module}-", suffix=".log")[1])
-        # Throughput is measured, not the rate limit (SWARM_RATE_LIMIT, docs/scaling.md), and
-        # every guest comes from one address: no per-address sign-up limits either.
-        env = dict(
-            os.environ,
-            DATABASE_URL=database_url,
-            SWARM_RATE_LIMIT="0",
-            SWARM_GUESTS_PER_HOUR="0",
-            SWARM_ACCOUNTS_PER_HOUR="0",
-        )
+        env = server_env(database_url)
         command = [sys.executable, "-m", module, *args, "--port", str(self.port)]
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(

@@ -202,6 +202,8 @@ async def api(
         tally.count(f"{op} {status} {code}".strip(), t0)
         if tally.in_window(t0):
             tally.refusal_ms.setdefault(str(status), []).append((time.monotonic() - t0) * 1000)
+        if status == 503 and person.http.retry_after is None:
+            tally.count(f"{op} 503 without Retry-After", t0)  # the contract says it is there
         if status in (429, 503) and (attempt < tries or t0 < tally.window[1]):
             wait = person.http.retry_after or min(0.2 * attempt, 2.0)
             await asyncio.sleep(wait * (0.5 + random.random()))
@@ -1002,6 +1004,7 @@ async def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
         "json": str(args.json),
     }
     servers: list[Server] = []
+    levels: list[dict[str, Any]] = []
     try:
         migrate(url)
         with contextlib.suppress(OSError):  # thousands of connections; children inherit it
@@ -1014,19 +1017,24 @@ async def orchestrate(args: argparse.Namespace) -> dict[str, Any]:
             Server(url, "service", "serve", cwd=args.service_tree) for _ in range(args.instances)
         ]
         await asyncio.gather(*(s.wait_healthy() for s in servers))
-        levels = []
         for games in args.levels:
             profile_to = None
             if args.profile and games == args.levels[-1]:
                 profile_to = Path(tempfile.mkdtemp(prefix="swarm-online-")) / "service.txt"
-            level = await run_level(games, args, servers, url, server_url, database, profile_to)
+            try:
+                level = await run_level(games, args, servers, url, server_url, database, profile_to)
+            except Exception as failed:  # the machine's (e.g. PostgreSQL out of connections)
+                # Keep the levels measured: the table still prints them, and says why it ends.
+                results["stopped_at"] = {"games": games, "error": repr(failed)}
+                say(f"level {games} failed, the run stops here: {failed!r}")
+                break
             level["server_errors"] = server_errors(level["errors"])
             level["server_errors_but_503"] = server_errors(level["errors"], but_503=True)
             levels.append(level)
             say(summary_line(level))
-        results["levels"] = levels
-        results["ratios"] = ratios(levels)
     finally:
+        results["levels"] = levels
+        results["ratios"] = ratios(levels) if levels else []
         codes = [s.stop() for s in servers]
         problems = [p for s in servers for p in s.problems()]
         results["servers"] = {"exit_codes": codes, "log_problem_lines": problems[:20]}
@@ -1058,6 +1066,10 @@ def print_report(results: dict[str, Any]) -> None:
     print(
         f"{results['command']}  ({results['cores']} cores, load before {results['loadavg_before']})"
     )
+    if "stopped_at" in results:
+        print(
+            f"  stopped at {results['stopped_at']['games']} games: {results['stopped_at']['error']}"
+        )
     for lv in results.get("levels", []):
         print(summary_line(lv))
         share = lv["cpu"]["share_of_machine"]
@@ -1111,6 +1123,7 @@ def level_row(lv: dict[str, Any], peak: float) -> list[str]:
         str(lv.get("streams_cut", 0)),
         f"{share['service']:.0%} / {share['postgres_backends'] + share['postgres_background']:.0%}"
         f" / {share['generators']:.0%} / {share['other']:.0%}",
+        f"{lv['loadavg']['start'][0]:.1f} → {lv['loadavg']['end'][0]:.1f}",
     ]
 
 
@@ -1126,6 +1139,7 @@ TABLE_HEAD = [
     "clock late p99 / max ms (expiries)",
     "streams cut",
     "CPU: service / PostgreSQL / generators / other",
+    "load average (1 min), start → end",
 ]
 
 
@@ -1141,6 +1155,46 @@ def print_table(results: dict[str, Any]) -> None:
     for lv in levels:
         print("| " + " | ".join(level_row(lv, peak)) + " |")
     print()
+    for line in verdicts(levels, peak):
+        print(f"  {line}")
+    print()
+
+
+def verdicts(levels: list[dict[str, Any]], peak: float) -> list[str]:
+    """The issue's targets (28), each read off the levels of this run."""
+    carried = [
+        lv["games"]
+        for lv in levels
+        if lv["moves_per_s"] > 0 and lv.get("answered_ms", {}).get("p99", 1e9) <= 500
+    ]
+    top = max(levels, key=lambda lv: lv["moves_per_s"])
+    past = [lv for lv in levels if lv["games"] > top["games"]]
+    refusal_p99 = [n["ms"]["p99"] for lv in levels for s, n in lv.get("refusals", {}).items()]
+    clock_max = [lv["clock"]["late_ms"]["max"] for lv in levels if lv["clock"]["expiries"]]
+    other_5xx = sum(lv.get("server_errors_but_503", lv.get("server_errors", 0)) for lv in levels)
+    lines = [
+        f"largest level with answered p99 ≤ 500 ms: {max(carried) if carried else 'none'} games"
+        " (target ≥ 800)",
+        f"the peak: {top['moves_per_s']:.0f} answered moves/s at {top['games']} games",
+    ]
+    if past:
+        worst = min(lv["moves_per_s"] / peak for lv in past)
+        worst_p99 = max(lv.get("answered_ms", {}).get("p99", 0) for lv in past)
+        lines.append(
+            f"past the peak: answered ≥ {worst:.2f} of the peak (target ≥ 0.90), answered p99"
+            f" ≤ {worst_p99:.0f} ms (target ≤ 500)"
+        )
+    lines += [
+        f"refusals' p99, the worst level: {max(refusal_p99):.0f} ms (target ≤ 50)"
+        if refusal_p99
+        else "no refusals",
+        f"clocks late, the worst: {max(clock_max):.0f} ms (target ≤ 1000)"
+        if clock_max
+        else "no clock fired",
+        f"5xx other than 503: {other_5xx} (target 0); streams cut: "
+        f"{sum(lv.get('streams_cut', 0) for lv in levels)} (target 0)",
+    ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

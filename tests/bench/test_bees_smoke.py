@@ -16,7 +16,8 @@ from tests.bench import bees, mcs
 def test_each_level_of_the_table_plays_whole_legal_games(
     level: str, players: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(expert, "WORK", 3_000)
+    monkeypatch.setattr(expert, "WORK", 20_000)
+    monkeypatch.setattr(expert, "HARD_WORK", 20_000)
     monkeypatch.setattr(strong, "WORK", 2_000)
     monkeypatch.setattr(strong, "WORK_PER_SEAT", 0)
     monkeypatch.setattr(mcs, "PLAYOUTS", 2)
@@ -29,8 +30,8 @@ def test_each_level_of_the_table_plays_whole_legal_games(
 
 
 def test_a_game_of_the_table_is_reproducible_and_the_interval_holds_the_mean() -> None:
-    one = bees.play_one("strong", "random", 4, 3)
-    again = bees.play_one("strong", "random", 4, 3)
+    one = bees.play_one("medium", "random", 4, 3)
+    again = bees.play_one("medium", "random", 4, 3)
     assert (one["stings"], one["others"]) == (again["stings"], again["others"])
     low, high = bees.bootstrap([0.0, 1.0] * 50)
     assert low < 0.5 < high
@@ -39,7 +40,7 @@ def test_a_game_of_the_table_is_reproducible_and_the_interval_holds_the_mean() -
 def test_a_person_s_wait_at_a_table_of_expert_bees_is_measured_through_the_service_s_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(expert, "WORK", 3_000)
+    monkeypatch.setattr(expert, "WORK", 20_000)
     answer = bees.answer_times(1, players=3)
     assert answer["moves"] >= 10  # a confirm a turn, and a stem to take when too low
     assert answer["cpu_ms"]["decisions"] == answer["moves"]

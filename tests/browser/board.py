@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import uuid
 from typing import Any
 
 import httpx
@@ -152,6 +153,31 @@ def guest(base: str, name: str) -> dict[str, Any]:
     return body
 
 
+def account(base: str, name: str) -> dict[str, Any]:
+    """A new account (a name made unique), with its token: `registered` is true."""
+    response = httpx.post(
+        f"{base}/accounts",
+        json={"name": f"{name}{uuid.uuid4().hex[:4]}", "password": "correct horse"},
+    )
+    response.raise_for_status()
+    return {**response.json(), "registered": True}
+
+
+def buy_in_game(base: str, people: dict[int, dict[str, Any]], stake: int) -> str:
+    """Seat 1 opens a buy-in table for everyone in `people`, and they sit down in seat order:
+    full, it deals its first game, whose id is returned."""
+    headers = {n: {"authorization": f"Bearer {p['token']}"} for n, p in people.items()}
+    body = {"seats": len(people), "stake": stake, "turn_seconds": 600, "choice_seconds": 600}
+    table = httpx.post(f"{base}/tables", json=body, headers=headers[1])
+    table.raise_for_status()
+    for n in sorted(people)[1:]:
+        joined = httpx.post(
+            f"{base}/tables/{table.json()['table_id']}/seats", json={}, headers=headers[n]
+        )
+        joined.raise_for_status()
+    return str(joined.json()["game"]["game_id"])
+
+
 def lowest_bee_too_low(hands: Any, stems: Any) -> bool:
     """Seat 1's lowest bee is below every stem and below every other hand: confirmed on turn 1,
     it is the turn's lowest pick and too low, whatever the bee players pick (seed §5)."""
@@ -169,8 +195,11 @@ def too_low_game(base: str, name: str = "Ada", players: int = 2) -> tuple[dict[s
     return person, game["game_id"], min(game["hand"])
 
 
-def resume_as(page: Any, base: str, person: dict[str, Any], game: str, mode: str = "solo") -> None:
-    """Open the board as this person at this game, as a reload would (localStorage)."""
+def resume_as(
+    page: Any, base: str, person: dict[str, Any], game: str, mode: str = "solo", hand: bool = True
+) -> None:
+    """Open the board as this person at this game, as a reload would (localStorage); `hand`:
+    wait for their hand (a game still running)."""
     page.goto(base + "/")
     page.evaluate(
         """([session, place]) => {
@@ -182,10 +211,37 @@ def resume_as(page: Any, base: str, person: dict[str, Any], game: str, mode: str
                 "token": person["token"],
                 "player_id": person["player_id"],
                 "name": person["name"],
-                "registered": False,
+                "registered": bool(person.get("registered")),
             },
             {"table_id": None, "game_id": game, "mode": mode},
         ],
     )
     page.goto(f"{base}/#/game/{game}")
-    page.locator(".hand button.bee").first.wait_for()
+    page.locator(".hand button.bee" if hand else ".game-bar .turn").first.wait_for()
+
+
+def play_lowest(base: str, people: dict[int, dict[str, Any]], game: str) -> dict[str, Any]:
+    """Each person (by seat) confirms their lowest bee, and takes the cheapest stem when too
+    low, until the game ends (as tests/e2e/api_client.py `play_online_to_the_end`)."""
+    n = 0
+    while True:
+        for seat, person in people.items():
+            headers = {"authorization": f"Bearer {person['token']}"}
+            view: dict[str, Any] = httpx.get(f"{base}/games/{game}", headers=headers).json()
+            if view["phase"] == "ended":
+                return view
+            if view["seats"][seat - 1]["status"] == "left":
+                continue
+            if view["phase"] == "choosing" and view["choice"]["yours"]:
+                move = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
+            elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
+                move = {"type": "confirm", "bee": view["hand"][0]}
+            else:
+                continue
+            n += 1
+            answer = httpx.post(
+                f"{base}/games/{game}/moves",
+                json={**move, "move_id": f"{seat}-{n}-{time.monotonic_ns()}"},
+                headers=headers,
+            )
+            answer.raise_for_status()

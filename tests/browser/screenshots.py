@@ -2,8 +2,9 @@
 
 Runs the real app on a throw-away database (as the tests do: DATABASE_URL, Testcontainers or
 an embedded PostgreSQL) and photographs what a person sees: setup, a turn, a too-low choice,
-the result, the Meadow log, a phone, and a turn at each of the four window sizes the board is
-held to (turn-WxH.png). Deals are random, so each run shows other bees.
+the result, an online buy-in game's result with what it paid (result-online*.png), the Meadow
+log, a phone, and a turn at each of the four window sizes the board is held to (turn-WxH.png).
+Deals are random, so each run shows other bees.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from tests.browser.board import (
+    account,
+    buy_in_game,
     chromium_missing,
     launch,
     lowest_bee_too_low,
     open_meadow,
+    play_lowest,
     play_to_end,
     play_turn,
     resume_as,
@@ -96,6 +100,23 @@ def main() -> int:
             page.locator("button.take").first.wait_for()
             shoot(page, "too-low")
             ctx.close()
+
+            # An online buy-in game's end, as its winner opens it: what the pot and the reward
+            # paid (GameView.pot, .reward), at a desktop and on a phone.
+            people = {n: account(base, name) for n, name in enumerate(("Ada", "Bo", "Cy", "Di"), 1)}
+            game = buy_in_game(base, people, stake=50)
+            end = play_lowest(base, people, game)
+            winner = people[end["result"]["winners"][0]]
+            for name, size in (("result-online", DESKTOP), ("result-online-phone", PHONE)):
+                ctx = browser.new_context(viewport=size, reduced_motion="reduce")
+                page = ctx.new_page()
+                resume_as(
+                    page, base, {**winner, "registered": True}, game, mode="online", hand=False
+                )
+                page.locator(".result .paid", has_text="Balance").wait_for(timeout=20_000)
+                verdict(page)
+                shoot(page, name)
+                ctx.close()
 
             # Mid-turn (a bee tapped, its forecast showing) at each of the four sizes, 8 seats.
             for width, height in SIZES:

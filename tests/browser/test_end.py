@@ -7,26 +7,17 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from typing import Any
 
 import httpx
 
-from tests.browser.board import guest, verdict
+from tests.browser.board import account as _account
+from tests.browser.board import guest, play_lowest, verdict
+from tests.browser.reach import SIZES
 
 
 def _auth(person: dict[str, Any]) -> dict[str, str]:
     return {"authorization": f"Bearer {person['token']}"}
-
-
-def _account(base: str, name: str) -> dict[str, Any]:
-    response = httpx.post(
-        f"{base}/accounts",
-        json={"name": f"{name}{uuid.uuid4().hex[:6]}", "password": "correct horse"},
-    )
-    response.raise_for_status()
-    body: dict[str, Any] = response.json()
-    return body
 
 
 def _two_at_a_table(
@@ -195,5 +186,103 @@ def test_a_shared_win_names_everyone_who_shares_it(browser: Any, board_url: str)
         page.locator(".result").wait_for()
         assert page.locator("#result-title").inner_text() == "You share the win with Bob!"
         assert page.locator(".result .standings li.winner").count() == 2
+    finally:
+        ctx.close()
+
+
+_RESULT_IN_VIEW = """() => {
+  const misses = [];
+  const menu = document.querySelector('header.top').getBoundingClientRect();
+  const box = document.querySelector('.result').getBoundingClientRect();
+  if (box.top < menu.bottom || box.bottom > innerHeight + .5) misses.push('the dialog');
+  if (document.scrollingElement.scrollWidth > innerWidth) misses.push('the page is too wide');
+  for (const el of document.querySelectorAll('#result-title, .close-result, .result-actions > *')) {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    if (!hit || !(el === hit || el.contains(hit))) misses.push(el.textContent.trim());
+  }
+  return misses;
+}"""
+
+
+def test_an_8_seat_result_keeps_its_head_and_actions_in_view_at_every_size(
+    browser: Any, board_url: str
+) -> None:
+    """8 people at a buy-in table: the result (what it paid, 8 standings, the verdict) sits
+    below the menu with its headline, its ✕ and its actions in view at the four sizes; on a
+    short window only its middle scrolls. The board under it offers no CONFIRM, and its banner
+    says how the game ended."""
+    people = {n: _account(board_url, f"P{n}") for n in range(1, 9)}
+    table = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 8, "stake": 10, "turn_seconds": 600, "choice_seconds": 600},
+        headers=_auth(people[1]),
+    )
+    table.raise_for_status()
+    for n in range(2, 9):
+        joined = httpx.post(
+            f"{board_url}/tables/{table.json()['table_id']}/seats",
+            json={},
+            headers=_auth(people[n]),
+        )
+        joined.raise_for_status()
+    game = joined.json()["game"]["game_id"]
+    end = play_lowest(board_url, people, game)
+    ctx, page = _open_as(browser, board_url, people[1], game)
+    try:
+        page.locator(".result .paid", has_text="Balance").wait_for(timeout=20_000)
+        for width, height in SIZES:
+            page.set_viewport_size({"width": width, "height": height})
+            assert page.evaluate(_RESULT_IN_VIEW) == [], (width, height)
+        assert page.locator(".result .standings li").count() == 8
+        page.keyboard.press("Escape")
+        page.locator(".result").wait_for(state="detached")
+        assert page.locator("button.confirm").count() == 0
+        assert "every bee has been played" in page.locator(".hand-area").inner_text()
+        winners = end["result"]["winners"]
+        banner = page.locator(".banner-main").inner_text()
+        assert banner.startswith("Game over: ") and ("won" in banner or "share" in banner)
+        assert (banner == "Game over: You won!") == (winners == [1])
+        assert not page.errors
+    finally:
+        ctx.close()
+
+
+def test_a_seat_that_left_reads_last_in_the_standings(browser: Any, board_url: str) -> None:
+    """Ada leaves on turn 1 with no stings; Bob and Cy play on. Her stings no longer count, so
+    the standings list her last, marked as left, though 0 is the fewest; her board shows the
+    bees she never played, with no CONFIRM."""
+    ada, bob, cy = _account(board_url, "Ada"), _account(board_url, "Bob"), _account(board_url, "Cy")
+    table = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 3, "turn_seconds": 600, "choice_seconds": 600},
+        headers=_auth(ada),
+    )
+    table.raise_for_status()
+    table_id = table.json()["table_id"]
+    httpx.post(
+        f"{board_url}/tables/{table_id}/seats", json={}, headers=_auth(bob)
+    ).raise_for_status()
+    joined = httpx.post(f"{board_url}/tables/{table_id}/seats", json={}, headers=_auth(cy))
+    game = joined.json()["game"]["game_id"]
+    httpx.post(f"{board_url}/tables/{table_id}/leave", headers=_auth(ada)).raise_for_status()
+    play_lowest(board_url, {2: bob, 3: cy}, game)
+    ctx, page = _open_as(browser, board_url, ada, game)
+    try:
+        rows = page.locator(".result .standings li")
+        rows.first.wait_for()
+        assert rows.last.inner_text().split() == ["You", "0", "stings", "left"]
+        assert (
+            "You left this game: it earns you nothing."
+            in page.locator(".result .paid").inner_text()
+        )
+        page.keyboard.press("Escape")
+        assert page.locator("button.confirm").count() == 0
+        assert page.locator(".hand button.bee").count() == 10
+        assert (
+            "You left this game: these bees stay unplayed."
+            in page.locator(".hand-area").inner_text()
+        )
+        assert not page.errors
     finally:
         ctx.close()

@@ -6,41 +6,18 @@ another seat learns nobody's reward or balance."""
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import httpx
 
-from tests.browser.test_end import _account, _auth, _open_as, _two_at_a_table, _wait_ended
+from tests.browser.board import account as _account
+from tests.browser.board import play_lowest
+from tests.browser.test_end import _auth, _open_as, _two_at_a_table, _wait_ended
 
 
 def _me(base: str, person: dict[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = httpx.get(f"{base}/me", headers=_auth(person)).json()
     return body
-
-
-def _play_lowest(base: str, people: dict[int, dict[str, Any]], game: str) -> dict[str, Any]:
-    """Each person confirms their lowest bee, and takes the cheapest stem when too low, until
-    the game ends (as tests/e2e/api_client.py `play_online_to_the_end`)."""
-    n = 0
-    while True:
-        for seat, person in people.items():
-            view = httpx.get(f"{base}/games/{game}", headers=_auth(person)).json()
-            if view["phase"] == "ended":
-                return dict(view)
-            if view["phase"] == "choosing" and view["choice"]["yours"]:
-                move = {"type": "take_stem", "stem": view["choice"]["cheapest"]}
-            elif view["phase"] == "picking" and view["confirmed"] is None and view["hand"]:
-                move = {"type": "confirm", "bee": view["hand"][0]}
-            else:
-                continue
-            n += 1
-            answer = httpx.post(
-                f"{base}/games/{game}/moves",
-                json={**move, "move_id": f"{seat}-{n}-{time.monotonic_ns()}"},
-                headers=_auth(person),
-            )
-            answer.raise_for_status()
 
 
 def _paid(page: Any) -> str:
@@ -112,7 +89,7 @@ def test_a_won_pot_and_reward_read_the_same_live_after_a_reload_and_to_nobody_el
 def test_a_shared_win_shows_each_winner_their_share_of_the_pot(browser: Any, tied_url: str) -> None:
     ada, cy = _account(tied_url, "Ada"), _account(tied_url, "Cy")
     _, game = _two_at_a_table(tied_url, ada, cy, stake=10, turn_seconds=600, choice_seconds=600)
-    end = _play_lowest(tied_url, {1: ada, 2: cy}, game)
+    end = play_lowest(tied_url, {1: ada, 2: cy}, game)
     assert end["result"]["winners"] == [1, 2]
     for person, other in ((ada, cy["name"]), (cy, ada["name"])):
         ctx, page = _open_as(browser, tied_url, person, game)
@@ -134,7 +111,7 @@ def test_the_days_reward_cap_reached_is_said(browser: Any, board_url: str) -> No
     people = {1: fay, 2: gil}
     capped: tuple[dict[str, Any], dict[str, Any]] | None = None
     for _ in range(11):
-        _play_lowest(board_url, people, game)
+        play_lowest(board_url, people, game)
         for person in people.values():
             view = httpx.get(f"{board_url}/games/{game}", headers=_auth(person)).json()
             if view["reward"]["capped"]:

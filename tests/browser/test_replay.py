@@ -6,6 +6,7 @@ answer caught."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -239,3 +240,41 @@ def test_a_landing_bee_flies_from_the_reveal_row_to_its_stem(
         )
     finally:
         context.close()
+
+
+def test_what_would_the_bee_have_played_shows_the_analysis_of_the_seat_and_turn_shown(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """On a finished game: jump to turn 3, choose Bumble (seat 3), press the button; the panel
+    shows analyseTurn's own answer for that seat and turn: the pick, the bee played, and every
+    bee of the hand then with its estimated stings."""
+    person, gid = game
+    open_replay(page, rigged_url, person, gid)
+    panel = page.get_by_role("region", name="What would the bee have played?")
+    panel.get_by_role("button", name="What would the bee have played?").wait_for()
+    page.get_by_label("Jump to turn").select_option("3")
+    panel.get_by_text("at turn 3").wait_for()
+    panel.get_by_label("Seat to analyse").select_option("3")
+    panel.get_by_role("button", name="What would the bee have played?").click()
+    shown = panel.locator(".analysis")
+    shown.wait_for(timeout=30_000)
+    expected = api_get(rigged_url, person, f"/games/{gid}/analysis?seat=3&turn=3")
+    assert shown.get_attribute("data-pick") == str(expected["pick"])
+    assert (shown.get_attribute("data-seat"), shown.get_attribute("data-turn")) == ("3", "3")
+    assert f"would have played {expected['pick']}" in shown.locator(".analysis-pick").inner_text()
+    rows = shown.locator("tbody tr").evaluate_all(
+        "rows => rows.map(r => [Number(r.dataset.bee), r.querySelector('td').textContent,"
+        " r.querySelector('td.win').textContent])"
+    )
+    assert rows == [
+        [e["bee"], f"{e['stings']:.2f}", f"{math.floor(100 * e['win'] + 0.5)}%"]
+        for e in expected["estimates"]
+    ]
+    assert [e["bee"] for e in expected["estimates"]] == expected["hand"] and len(rows) == 8
+    assert shown.locator("tr.pick").get_attribute("data-bee") == str(expected["pick"])
+    assert shown.locator("tr.played").get_attribute("data-bee") == str(expected["played"])
+    # another turn is another question: the button comes back; the answer is kept per turn
+    page.get_by_label("Jump to turn").select_option("4")
+    panel.get_by_role("button", name="What would the bee have played?").wait_for()
+    page.get_by_label("Jump to turn").select_option("3")
+    panel.locator(".analysis").wait_for()

@@ -60,8 +60,9 @@ def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> N
     assert page.get_by_text("You and Buzz, Bumble, Honey, Clover, Pollen. Bees 1–64.").is_visible()
     levels = page.get_by_role("radiogroup", name="How the bees play").get_by_role("radio")
     assert [levels.nth(i).get_attribute("value") for i in range(levels.count())] == [
-        "heuristic",
-        "strong",
+        "easy",
+        "medium",
+        "hard",
         "expert",
     ]
     assert levels.first.is_checked()  # the default, as the API's
@@ -332,13 +333,13 @@ def test_a_dropped_connection_is_retried_from_the_last_event_and_loses_nothing(
     assert page.locator("#problem .problem").count() == 0
 
 
-def test_strong_bees_are_chosen_at_setup_and_list_my_games_resumes_a_cleared_browser(
+def test_medium_bees_are_chosen_at_setup_and_list_my_games_resumes_a_cleared_browser(
     page: Any, board_url: str
 ) -> None:
-    page.get_by_role("radio", name=re.compile("^Strong")).check(force=True)
+    page.get_by_role("radio", name=re.compile("^Medium")).check(force=True)
     game = start_solo(page, players=3)
     view = _api(board_url, page, f"/games/{game}")
-    assert [s["level"] for s in view["seats"]] == [None, "strong", "strong"]
+    assert [s["level"] for s in view["seats"]] == [None, "medium", "medium"]
 
     # This browser forgets where it sat; the service still knows (listMyGames).
     page.evaluate("localStorage.removeItem('swarm.board.place')")
@@ -401,10 +402,10 @@ def test_stings_come_from_the_api_in_views_and_log_entries(page: Any, board_url:
 def test_expert_bees_show_that_they_are_thinking_while_they_answer(
     page: Any, board_url: str
 ) -> None:
-    """Three expert bees spend a few tenths of a second of CPU on their next picks: after 100 ms
+    """Seven expert bees spend about half a second of CPU on their next picks: after 100 ms
     without the answer to a confirm, the banner says the bees are thinking, then no more."""
     page.get_by_role("radio", name=re.compile("^Expert")).check(force=True)
-    start_solo(page, players=4)
+    start_solo(page, players=8)
     page.locator(".hand button.bee").last.click()  # the highest bee: never too low on turn 1
     page.locator(".hand button.bee.tapped").wait_for()
     page.get_by_role("button", name="CONFIRM").click()

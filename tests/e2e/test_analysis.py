@@ -39,6 +39,12 @@ async def test_the_expert_s_look_at_one_turn_of_a_finished_game(
     assert [e["bee"] for e in answer["estimates"]] == answer["hand"]
     assert answer["pick"] in answer["hand"] and answer["played"] in answer["hand"]
     assert all(e["stings"] >= 0 and e["samples"] > 0 for e in answer["estimates"])
+    assert all(0 <= e["win"] <= 1 for e in answer["estimates"])
+    # the expert plays for the win: its pick has the best share among the bees it kept longest
+    kept = max(e["samples"] for e in answer["estimates"])
+    finalists = [e for e in answer["estimates"] if e["samples"] == kept]
+    (chosen,) = [e for e in finalists if e["bee"] == answer["pick"]]
+    assert chosen["win"] == max(e["win"] for e in finalists)
 
     # the hand is the seat's at the start of turn 4: what it played from turn 4 on
     export = (await ada.client.get(f"/games/{game_id}/export", headers=ada.headers)).json()
@@ -50,7 +56,9 @@ async def test_the_expert_s_look_at_one_turn_of_a_finished_game(
     assert again.json() == answer
     offline = analyse_turn(game_id, events, 2, 4)
     assert offline.pick == answer["pick"]
-    assert [e.stings for e in offline.estimates] == [e["stings"] for e in answer["estimates"]]
+    assert [(e.stings, e.win) for e in offline.estimates] == [
+        (e["stings"], e["win"]) for e in answer["estimates"]
+    ]
 
     for params, status in (({"seat": 4, "turn": 1}, 409), ({"seat": 1, "turn": 11}, 400)):
         refused = await ada.client.get(url, params=params, headers=ada.headers)

@@ -1,7 +1,7 @@
 """Bee levels over HTTP (README "The bee players"): chosen with `createSoloTable` and
 `fillWithBees`, shown in the table and game views, and re-runnable by an auditor: with the server
-seed revealed after the game, every strong or expert bee's pick is derived again from its decision
-seed."""
+seed revealed after the game, every medium ("strong"), hard or expert bee's pick is derived again
+from its decision seed."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from service.domain.rules.events import (
     TurnStarted,
     decode_event,
 )
+from service.domain.rules.levels import LEVELS, level
 from tests.e2e.api_client import Api, play_online_to_the_end
 from tests.e2e.test_solo_api import assert_problem
 
@@ -80,10 +81,26 @@ async def test_an_expert_bee_plays_a_solo_game_and_an_audit_reruns_it(
     assert await _audit_strong_picks(ada, table["game"]["game_id"], "expert") == 10
 
 
-async def test_the_default_level_is_the_heuristic(ada: Api) -> None:
+async def test_the_default_level_is_easy(ada: Api) -> None:
     table = await ada.solo_table(players=3)
-    assert [s.get("level") for s in table["seats"]] == [None, "heuristic", "heuristic"]
-    assert [s["level"] for s in table["game"]["seats"]] == [None, "heuristic", "heuristic"]
+    assert [s.get("level") for s in table["seats"]] == [None, "easy", "easy"]
+    assert [s["level"] for s in table["game"]["seats"]] == [None, "easy", "easy"]
+
+
+@pytest.mark.parametrize(("old", "now"), [("heuristic", "easy"), ("strong", "medium")])
+async def test_an_older_level_name_is_accepted_and_recorded_as_sent(
+    ada: Api, old: str, now: str
+) -> None:
+    """The names before easy/medium/hard/expert still work: the seat records the name asked
+    for (stored games keep theirs), and its bees play at the level it names now."""
+    response = await ada.client.post(
+        "/solo-tables", json={"players": 3, "level": old}, headers=ada.headers
+    )
+    assert response.status_code == 201, response.text
+    table = response.json()
+    assert [s.get("level") for s in table["seats"]] == [None, old, old]
+    assert [s["level"] for s in table["game"]["seats"]] == [None, old, old]
+    assert level(old) is LEVELS[now]
 
 
 async def test_an_unknown_level_is_a_400(ada: Api) -> None:

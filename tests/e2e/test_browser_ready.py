@@ -81,6 +81,34 @@ async def test_cors_answers_allowed_origins_only(http: httpx.AsyncClient) -> Non
         headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "GET"},
     )
     assert refused.headers.get("access-control-allow-origin") != "https://evil.example"
+    # A refused preflight is a problem like every other refusal (issue 27), not plain text.
+    assert refused.status_code == 400
+    assert refused.headers["content-type"] == "application/problem+json"
+    assert refused.json()["code"] == "bad-request" and "CORS" in refused.json()["detail"]
+    idempotent = await http.options(
+        "/tables",
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, idempotency-key",
+        },
+    )
+    assert idempotent.status_code in (200, 204), idempotent.text
+
+
+async def test_options_lists_every_method_of_its_path(http: httpx.AsyncClient) -> None:
+    """Every path's OPTIONS lists all its methods (it left GET out of `/tables`)."""
+    from service.api.app import create_app as app_factory
+
+    paths: dict[str, set[str]] = {}
+    for route in app_factory().routes:
+        methods = getattr(route, "methods", None)
+        if methods and "{" not in route.path and route.path.startswith(("/tables", "/guests")):
+            paths[route.path] = set(methods)
+    assert paths["/tables"] >= {"GET", "POST"}
+    for path, methods in paths.items():
+        answer = await http.options(path)
+        assert set(answer.headers["allow"].split(", ")) == methods, path
 
 
 def test_no_cors_without_an_allow_list(database_url: str) -> None:

@@ -190,7 +190,7 @@ async def test_an_abandoned_game_gives_every_buy_in_back_and_no_reward(
     for _ in range(3):  # 3 turns in a row with nobody picking
         view = await people[1].game(gid)
         clock.now = max(clock.now, datetime.fromisoformat(view["deadline"]))
-        await drain(second.clock)
+        await drain(second.turn_clock)
     for api in people.values():
         view = await api.game(gid)
         assert view["result"]["reason"] == "abandoned"

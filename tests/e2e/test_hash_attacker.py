@@ -77,7 +77,7 @@ def attack(
         before = by_version.get(event["version"] - 1)
         prev = chain.GENESIS if event["version"] == 1 else None
         if before is not None:
-            prev = bytes.fromhex(before["hash"])
+            prev = bytes.fromhex(before["hash"]) if before["hash"] else None
         for bee, full in guesses(event, deck):
             if digests(stream, event, prev, full) & targets:
                 recovered.append((event["version"], bee))

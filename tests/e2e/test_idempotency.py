@@ -252,3 +252,24 @@ async def test_a_repeated_move_says_it_is_a_replay(client: AsyncTestClient[Any],
     assert first.status_code == again.status_code == 200
     assert "idempotent-replayed" not in first.headers
     assert again.headers["idempotent-replayed"] == "true"
+
+
+async def test_every_answer_holding_a_credential_is_no_store_and_so_is_its_replay(
+    client: AsyncTestClient[Any], ada: str
+) -> None:
+    name = f"Cred{uuid.uuid4().hex[:8]}"
+    account = {"name": name, "password": "correct horse"}
+    table = await Api(client, ada).solo_table(2)
+    calls = [
+        ("/accounts", account, {}),
+        ("/sessions", account, {}),
+        (f"/games/{table['game']['game_id']}/stream-tickets", None, bearer(ada)),
+        (f"/tables/{table['table_id']}/stream-tickets", None, bearer(ada)),
+    ]
+    for path, body, auth in calls:
+        headers = {**auth, "Idempotency-Key": key()}
+        first = await client.post(path, json=body, headers=headers)
+        again = await client.post(path, json=body, headers=headers)
+        assert first.status_code == 201, (path, first.text)
+        assert first.headers["cache-control"] == again.headers["cache-control"] == "no-store"
+        assert again.headers["idempotent-replayed"] == "true" and again.content == first.content

@@ -48,7 +48,7 @@ async def timed(database_url: str, clock: FakeClock) -> AsyncIterator[AsyncTestC
 def timers(pool: Pool, clock: FakeClock) -> TurnClock:
     """A second instance of the service on the same database and the same injected clock,
     firing the timers that the app under test stored (the app runs on its own event loop)."""
-    return bootstrap(postgres_ports(pool), clock=clock).clock
+    return bootstrap(postgres_ports(pool), clock=clock).turn_clock
 
 
 async def two_people_game(client: AsyncTestClient[Any], **clock: float) -> tuple[Api, Api, str]:
@@ -176,7 +176,7 @@ async def test_a_clock_fires_once_with_two_instances_firing_at_once(
     timed: AsyncTestClient[Any], clock: FakeClock, pool: Pool, timers: TurnClock
 ) -> None:
     hana, _, gid = await two_people_game(timed)
-    other = bootstrap(postgres_ports(pool), clock=clock).clock
+    other = bootstrap(postgres_ports(pool), clock=clock).turn_clock
     clock.advance(20)
     await asyncio.gather(drain(timers), drain(other))
     log = await hana.events(gid)

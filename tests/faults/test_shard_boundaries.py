@@ -100,7 +100,7 @@ async def test_every_append_stays_inside_one_table(
 ) -> None:
     # A year ahead, so no other app of the test session (real clock) fires these timers.
     now = [datetime.now(UTC) + timedelta(days=365)]
-    timers = bootstrap(postgres_ports(pool), clock=lambda: now[0]).clock
+    timers = bootstrap(postgres_ports(pool), clock=lambda: now[0]).turn_clock
     app = create_app(database_url, clock=lambda: now[0], run_clock=False)
     async with AsyncTestClient(app=app) as client:
         anon = Api(client)

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from service.api.envelopes import entry
 from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import SIGN_UP_COINS, StakeHeld
 from service.domain.rules.events import ClockSettings
@@ -132,7 +133,7 @@ async def test_the_table_log_shows_each_step_of_a_buy_in(swarm: Swarm) -> None:
     viewer = Viewer(player=ann, token_hash=b"")
     entries = await swarm.streams.follow_table(viewer, table.table_id, 0, heartbeat=1.0)
     seen = [entry async for entry in entries if entry is not None]
-    kinds = [type(e).__name__ for e in seen]
+    kinds = [type(entry(e)).__name__ for e in seen]
     assert kinds.count("BuyInHeldEntry") == 2 and kinds.count("BuyInReturnedEntry") == 2, kinds
     assert await balance(swarm, ann) == (SIGN_UP_COINS, 0)
     assert await balance(swarm, ben) == (SIGN_UP_COINS, 0)

@@ -10,13 +10,13 @@ import uuid
 
 import pytest
 
+from service.api.moves import ChooseStem, Confirm, person_move
 from service.bootstrap import Swarm, bootstrap
 from service.domain.rules.engine import GameState
 from service.domain.rules.errors import AlreadyConfirmed
 from service.store.pool import Pool
 from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
-from service.usecases.play import ChooseStem, Confirm
 
 
 def _counting_reads(swarm: Swarm) -> list[str]:
@@ -39,7 +39,7 @@ async def _settle(swarm: Swarm, people: dict[int, Player], game_id: str) -> Game
         assert state.pending is not None
         chooser = people[state.pending.seat]
         move = ChooseStem(move_id=uuid.uuid4().hex, stem=1)
-        await swarm.play.submit_move(chooser, game_id, move)
+        await swarm.play.submit_move(chooser, game_id, person_move(move))
         state = await swarm.repository.game(game_id)
     return state
 
@@ -59,8 +59,8 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     reads_a, reads_b = _counting_reads(a), _counting_reads(b)
 
     # A's cache is current: both confirms of turn 1 are decided on it, with no read at all.
-    await a.play.submit_move(host, game_id, _confirm("h1", dealt.seat(1).hand[0]))
-    await a.play.submit_move(guest, game_id, _confirm("g1", dealt.seat(2).hand[0]))
+    await a.play.submit_move(host, game_id, person_move(_confirm("h1", dealt.seat(1).hand[0])))
+    await a.play.submit_move(guest, game_id, person_move(_confirm("g1", dealt.seat(2).hand[0])))
     assert reads_a == []
     turn_2 = await _settle(a, people, game_id)
     assert turn_2.turn == 2 and turn_2.phase == "picking"
@@ -68,16 +68,20 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
 
     # B's cache is stale (the deal): there the host's confirm looks like turn 1's. The append
     # refuses that version, and it is decided again on one fresh read: turn 2's confirm.
-    view, _ = await b.play.submit_move(host, game_id, _confirm("h2", turn_2.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(
+        host, game_id, person_move(_confirm("h2", turn_2.seat(1).hand[0]))
+    )
     assert reads_b == [game_id]
     assert view.turn == 2 and view.confirmed == turn_2.seat(1).hand[0]
 
     # Now A's cache is stale (turn 2 before the host's confirm): a second confirm looks valid
     # there; on the fresh game it is refused for the rule, as it must be.
     with pytest.raises(AlreadyConfirmed):
-        await a.play.submit_move(host, game_id, _confirm("h3", turn_2.seat(1).hand[-1]))
+        await a.play.submit_move(
+            host, game_id, person_move(_confirm("h3", turn_2.seat(1).hand[-1]))
+        )
     assert reads_a == [game_id]
-    await a.play.submit_move(guest, game_id, _confirm("g2", turn_2.seat(2).hand[0]))
+    await a.play.submit_move(guest, game_id, person_move(_confirm("g2", turn_2.seat(2).hand[0])))
     assert reads_a == [game_id]  # current again after that read
     turn_3 = await _settle(a, people, game_id)
     assert turn_3.turn == 3 and turn_3.phase == "picking"
@@ -86,7 +90,9 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     # confirmed): a refusal decided on a cache is checked on a fresh read before it is
     # answered, and there it is turn 3's confirm, accepted.
     reads_b.clear()
-    view, _ = await b.play.submit_move(host, game_id, _confirm("h4", turn_3.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(
+        host, game_id, person_move(_confirm("h4", turn_3.seat(1).hand[0]))
+    )
     assert reads_b == [game_id]
     assert view.turn == 3 and view.confirmed == turn_3.seat(1).hand[0]
 

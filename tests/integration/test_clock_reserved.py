@@ -55,11 +55,11 @@ async def test_the_clock_fires_on_its_own_connections_while_requests_hold_the_po
     held = await requests.acquire()  # requests hold every connection of their pool
     try:
         with pytest.raises(PoolExhausted):
-            await swarm.clock.fire_due_timers()  # on the requests' pool: starved
+            await swarm.turn_clock.fire_due_timers()  # on the requests' pool: starved
 
         async def on_reserved() -> int:
             use_reserved(reserved)
-            return await swarm.clock.fire_due_timers()
+            return await swarm.turn_clock.fire_due_timers()
 
         assert await asyncio.create_task(on_reserved()) >= 1
     finally:

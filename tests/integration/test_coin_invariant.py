@@ -17,6 +17,7 @@ from argon2 import PasswordHasher
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from service.api.moves import ChooseStem, Confirm, person_move
 from service.bootstrap import Swarm, bootstrap
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
 from service.domain.refusals import Refused
@@ -25,7 +26,6 @@ from service.store.pool import Pool
 from service.store.port import EventLog, Ports
 from service.store.postgres import postgres_ports
 from service.usecases.identity import Player
-from service.usecases.play import ChooseStem, Confirm
 from tests.coins import count
 
 PLAYERS = 4
@@ -152,7 +152,7 @@ async def run(
                         move = Confirm(bee=seat.hand[0], move_id=uuid.uuid4().hex)
                     else:
                         continue
-                    await swarm.play.submit_move(who, game_id, move)
+                    await swarm.play.submit_move(who, game_id, person_move(move))
                 except Refused:
                     pass
                 game = await swarm.repository.game(game_id)
@@ -166,7 +166,7 @@ async def run(
             if game.phase == "ended" or game.deadline is None:
                 return
             clock.now = max(clock.now, game.deadline)
-            while await swarm.clock.fire_due_timers():
+            while await swarm.turn_clock.fire_due_timers():
                 pass
 
     for kind, who, which in operations:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from service.api.envelopes import entry
 from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
@@ -43,6 +44,6 @@ async def test_a_followed_table_rides_out_a_busy_pool(
     monkeypatch.setattr(streams, "BUSY_RETRY", 0.01)
     seen = [entry async for entry in followed]
     assert seen[:2] == [None, None]  # two heartbeats while the pool was busy
-    kinds = [type(e).__name__ for e in seen[2:]]
+    kinds = [type(entry(e)).__name__ for e in seen[2:]]
     assert kinds[0] == "TableOpenedEntry" and kinds[-1] == "TableClosedEntry", kinds
     assert refusals["left"] == 0

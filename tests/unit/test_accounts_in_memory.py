@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from service.api.moves import Confirm, person_move
 from service.domain.ledger import SIGN_UP_COINS
 from service.store.memory import InMemoryAccessTokens
 from service.usecases.accounts import (
@@ -20,7 +21,6 @@ from service.usecases.accounts import (
 )
 from service.usecases.errors import Unauthorized
 from service.usecases.identity import TooManySignUps, token_hash
-from service.usecases.play import Confirm
 from service.usecases.watching import Viewer, revocation_channel
 from tests.in_memory import FakeClock, swarm_in_memory
 
@@ -87,7 +87,7 @@ async def test_a_revoked_token_is_refused_inside_the_moves_append() -> None:
     await swarm.accounts.logout(token)
     move = Confirm(bee=game.seat(1).hand[0], move_id="m1")
     with pytest.raises(Unauthorized):
-        await swarm.play.submit_move(ada, game.game_id, move, check=check)
+        await swarm.play.submit_move(ada, game.game_id, person_move(move), check=check)
     assert (await swarm.repository.game(game.game_id)).version == game.version
     assert swarm.identity.check(token) is None  # forgotten
 

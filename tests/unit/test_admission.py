@@ -151,3 +151,32 @@ async def test_a_cancelled_waiter_gives_its_place_back() -> None:
     with pytest.raises(asyncio.CancelledError):
         await handed
     assert admission.active == 0
+
+
+def test_retry_after_grows_with_the_refusals_and_falls_when_they_stop() -> None:
+    from service.api.admission import REFUSALS_PER_SECOND, RETRY_AFTER_MAX
+
+    clock = FakeClock()
+    admission = Admission(4, clock=clock)
+    assert admission.refused(MOVE) == 1
+    assert admission.refused(NEW) == 2  # new work waits twice as long
+
+    def second(refusals: int) -> int:
+        answers = []
+        for _ in range(refusals):
+            clock.now += 1.001 / refusals
+            answers.append(admission.refused(MOVE))
+        return answers[-1]
+
+    # Ten times the refusals aimed at: the wait doubles each second, up to its cap.
+    waits = [second(int(10 * REFUSALS_PER_SECOND)) for _ in range(5)]
+    assert waits == sorted(waits)
+    assert waits[0] == 2
+    assert waits[-1] == RETRY_AFTER_MAX
+    assert admission.refused(NEW) == 2 * RETRY_AFTER_MAX
+    # The clients spread out: as many refusals as aimed at keep the wait where it is.
+    assert second(int(REFUSALS_PER_SECOND)) == RETRY_AFTER_MAX
+    # A quiet spell: the next refusals find it halved each second, back to 1 s.
+    clock.now += 30.0
+    assert second(3) < RETRY_AFTER_MAX
+    assert [second(3) for _ in range(4)][-1] == 1

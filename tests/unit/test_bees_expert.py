@@ -1,14 +1,19 @@
-"""The expert bee: blind to the hands it must not see, deterministic given its seed, legal through
-whole games, and sensible where the answer is plain. Its strength is a benchmark (`make
+"""The hard and expert bees: blind to the hands they must not see, deterministic given their seed,
+legal through whole games, and sensible where the answer is plain; their array playouts fly and
+cost bees exactly as the rules and the heuristic do. Their strength is a benchmark (`make
 bench-bees`), not a test."""
 
 from __future__ import annotations
 
+import random
 from itertools import pairwise
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from service.domain.rules import expert
+from service.domain.rules import batch, expert
 from service.domain.rules.bees import (
     BeeView,
     bee_commands,
@@ -20,16 +25,22 @@ from service.domain.rules.bees import (
 from service.domain.rules.cards import pile_stings, total_stings
 from service.domain.rules.commands import ConfirmPick
 from service.domain.rules.engine import decide, fold
+from service.domain.rules.events import BeeLevel
+from service.domain.rules.flight import landing_stem
+from service.domain.rules.heuristic import bee_risk
+from service.domain.rules.rollout import fly_tops
 from tests.unit.test_bees_strong import SERVER_SEED, _advance, _interleaved, _started, _swap_hands
 
 SMALL = 20_000  # a budget that keeps these tests fast; the code path is the same as WORK's
 
 
+@pytest.mark.parametrize("level", ["hard", "expert"])
 @pytest.mark.parametrize(("players", "turns"), [(3, 0), (4, 0), (4, 3), (5, 6), (8, 2), (8, 8)])
 def test_the_expert_bee_decides_the_same_whatever_the_other_hands_hold(
-    players: int, turns: int, monkeypatch: pytest.MonkeyPatch
+    players: int, turns: int, level: BeeLevel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(expert, "WORK", SMALL)
+    monkeypatch.setattr(expert, "HARD_WORK", SMALL)
     state = _advance(_started(players, _interleaved(players)), turns)
     assert state.phase == "picking" and state.turn == turns + 1
     seat = 1
@@ -42,15 +53,15 @@ def test_the_expert_bee_decides_the_same_whatever_the_other_hands_hold(
         assert [s.hand for s in variant.seats] != [s.hand for s in state.seats]
     seed = bee_decision_seed(SERVER_SEED, "g", seat, state.turn, "pick")
     view = view_for(state, seat)
-    decided = choose(view, "expert", seed)
+    decided = choose(view, level, seed)
     assert decided in state.seat(seat).hand
     analysis = expert.analyse(view, seed)
     for variant in variants:
         assert view_for(variant, seat) == view
-        assert choose(view_for(variant, seat), "expert", seed) == decided
+        assert choose(view_for(variant, seat), level, seed) == decided
         assert expert.analyse(view_for(variant, seat), seed) == analysis
         commands = bee_commands(
-            variant, levels={seat: "expert"}, seed_for=decision_seeds(SERVER_SEED, "g")
+            variant, levels={seat: level}, seed_for=decision_seeds(SERVER_SEED, "g")
         )
         assert commands[0] == ConfirmPick(seat=seat, bee=decided)
 
@@ -68,7 +79,8 @@ def test_the_analysis_estimates_every_bee_in_hand_and_plays_the_best_survivor() 
     view = view_for(_started(4, _interleaved(4)), 3)
     analysis = expert.analyse(view, b"seed", work=SMALL)
     assert [e.bee for e in analysis.estimates] == sorted(view.hand)
-    assert all(e.samples >= expert.MIN_SAMPLES and e.stings >= 0 for e in analysis.estimates)
+    assert all(e.samples >= expert.EXPERT.min_deals for e in analysis.estimates)
+    assert all(e.stings >= 0 and 0 <= e.win <= 1 for e in analysis.estimates)
     most = max(e.samples for e in analysis.estimates)
     finalists = [e for e in analysis.estimates if e.samples == most]
     assert analysis.pick == min(finalists, key=lambda e: (e.stings, e.bee)).bee
@@ -92,7 +104,7 @@ def test_whole_games_of_expert_bees_end_with_every_pick_legal(
 ) -> None:
     """A smoke test of correctness (not strength): the expert level, on a small budget, on
     every seat through whole games."""
-    monkeypatch.setattr(expert, "WORK", 4_000)
+    monkeypatch.setattr(expert, "WORK", 20_000)
     state = _started(players, _interleaved(players), level="expert")
     seeds = decision_seeds(SERVER_SEED, "g")
     while state.phase == "picking":
@@ -104,3 +116,47 @@ def test_whole_games_of_expert_bees_end_with_every_pick_legal(
     assert state.phase == "ended" and state.turn == 10
     on_stems = sum(pile_stings(stem) for stem in state.stems)
     assert sum(s.stings for s in state.seats) + on_stems == total_stings(players)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 8), st.randoms(use_true_random=False))
+def test_the_array_flight_is_the_rules_flight(players: int, rng: random.Random) -> None:
+    """`batch.fly` over many imagined games at once flies each as `rollout.fly_tops` does (which
+    tests/unit/test_bees_rollout.py holds to the engine)."""
+    games = []
+    for _ in range(5):
+        bees = rng.sample(range(1, 10 * players + 5), 4 + players)
+        tops = bees[:4]
+        lens = [rng.randint(1, 5) for _ in range(4)]
+        games.append((tops, lens, [rng.randint(1, 20) for _ in range(4)], bees[4:]))
+    arrays = [np.array([g[i] for g in games], dtype=np.int64) for i in range(4)]
+    scores = np.zeros((len(games), players), dtype=np.int64)
+    batch.fly(arrays[0], arrays[1], arrays[2], scores, arrays[3])
+    for n, (tops, lens, sums, picks) in enumerate(games):
+        tops, lens, sums, mine = list(tops), list(lens), list(sums), [0] * players
+        fly_tops(tops, lens, sums, mine, [(bee, seat) for seat, bee in enumerate(picks)])
+        got = [arrays[i][n].tolist() for i in range(3)]
+        assert [tops, lens, sums, mine] == [*got, scores[n].tolist()]
+
+
+def test_an_imagined_player_costs_its_bees_as_the_heuristic_does() -> None:
+    """The players of the imagined games see what a seat sees: `batch.features`' risk of each bee
+    is the heuristic's (`heuristic.bee_risk`), but for its tie-breaks (under 0.1 sting) and the
+    half sting added to a too-low bee."""
+    rng = random.Random(29)
+    checked = 0
+    for players in (2, 4, 8):
+        order = list(_interleaved(players))
+        rng.shuffle(order)
+        state = _started(players, order)
+        for _ in range(9):
+            for seat in range(1, players + 1):
+                view = view_for(state, seat)
+                risks = batch.view_features(view)[:, 0]
+                for bee, risk in zip(sorted(view.hand), risks, strict=True):
+                    expected = bee_risk(view, bee)
+                    too_low = landing_stem(view.stems, bee) is None
+                    assert abs(risk - expected - (0.5 if too_low else 0.0)) < 0.1
+                    checked += 1
+            state = _advance(state, state.turn)
+    assert checked > 300

@@ -70,8 +70,8 @@ def _swap_hands(state: GameState, first: int, second: int) -> GameState:
 
 
 def test_the_levels_and_the_default() -> None:
-    assert BEE_LEVELS == ("heuristic", "strong", "expert")
-    assert DEFAULT_LEVEL == "heuristic"
+    assert BEE_LEVELS == ("easy", "medium", "hard", "expert")
+    assert DEFAULT_LEVEL == "easy"
 
 
 def test_the_decision_seed_is_the_documented_hmac() -> None:

@@ -22,20 +22,20 @@ async def test_a_turn_left_to_the_clock_is_played_once_by_one_of_two_instances()
     await a.tables.join_table(bo, table.table_id, None)  # full: dealt, the first turn's clock
     game_id = (await a.repository.table(table.table_id)).games[0]
     dealt = await a.repository.game(game_id)
-    assert dealt.deadline is not None and await a.clock.next_deadline() == dealt.deadline
-    assert await a.clock.fire_due_timers() == 0  # not due yet
+    assert dealt.deadline is not None and await a.turn_clock.next_deadline() == dealt.deadline
+    assert await a.turn_clock.fire_due_timers() == 0  # not due yet
 
     clock.now = dealt.deadline
-    fired = await asyncio.gather(a.clock.fire_due_timers(), b.clock.fire_due_timers())
+    fired = await asyncio.gather(a.turn_clock.fire_due_timers(), b.turn_clock.fire_due_timers())
     assert sorted(fired) == [0, 1]  # one instance fired it
     played = await a.repository.game(game_id)
     assert played.version > dealt.version and (played.turn, played.phase) != (1, "picking")
     recorded = await a.ctx.store.read_stream(f"game-{game_id}", after_version=dealt.version)
     assert {str(e.metadata.get("actor")) for e in recorded} == {"clock"}
-    assert await a.clock.fire_due_timers() == 0 and await b.clock.fire_due_timers() == 0
+    assert await a.turn_clock.fire_due_timers() == 0 and await b.turn_clock.fire_due_timers() == 0
 
     # A timer for a turn that is over changes nothing: the clock's command is a no-op.
-    stale = await a.clock.expire_clock(game_id, dealt.deadline)
+    stale = await a.turn_clock.expire_clock(game_id, dealt.deadline)
     assert stale.version == played.version
 
 
@@ -51,12 +51,12 @@ async def test_a_game_left_to_the_clock_plays_to_its_end() -> None:
         game = await swarm.repository.game(game_id)
         if game.phase == "ended":
             break
-        upcoming = await swarm.clock.next_deadline()
+        upcoming = await swarm.turn_clock.next_deadline()
         assert upcoming is not None
         clock.now = max(clock.now, upcoming)
-        assert await swarm.clock.fire_due_timers() >= 1
+        assert await swarm.turn_clock.fire_due_timers() >= 1
     game = await swarm.repository.game(game_id)
     assert game.phase == "ended" and game.server_seed is not None
     assert (await swarm.exports.verify_game(game_id)).ok
     # The game's timers are all gone: the next ones are the table's next game's (none yet).
-    assert await swarm.clock.fire_due_timers() == 0
+    assert await swarm.turn_clock.fire_due_timers() == 0

@@ -17,50 +17,65 @@ from service.domain.rules.bees import BEE_LEVELS, bee_commands, decision_seeds, 
 from service.domain.rules.commands import StartGame
 from service.domain.rules.engine import decide_and_evolve, initial_state
 from service.domain.rules.events import BeeLevel, SeatInfo
-from service.domain.rules.levels import DEFAULT_LEVEL, LEVELS, levels_described
+from service.domain.rules.levels import ALIASES, DEFAULT_LEVEL, LEVELS, level, levels_described
 from service.domain.rules.simulate import shuffled_deck
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_registry_is_the_stored_type_and_the_default_is_in_it() -> None:
-    assert tuple(LEVELS) == get_args(BeeLevel) == BEE_LEVELS
+    assert tuple(LEVELS) == BEE_LEVELS == ("easy", "medium", "hard", "expert")
+    assert set(get_args(BeeLevel)) == set(LEVELS) | set(ALIASES)
     assert DEFAULT_LEVEL in LEVELS
-    for name, level in LEVELS.items():
-        assert level.name == name and level.label and level.description
-        assert "\n" not in level.description and not level.description.endswith(".")
+    for name, entry in LEVELS.items():
+        assert entry.name == name and entry.label and entry.description
+        assert "\n" not in entry.description and not entry.description.endswith(".")
 
 
 def test_the_api_enum_and_description_come_from_the_registry() -> None:
     document = json.loads((ROOT / "openapi" / "openapi.json").read_text())
     for body in ("SoloTableIn", "FillWithBeesIn"):
-        level = document["components"]["schemas"][body]["properties"]["level"]
-        assert sorted(level["enum"]) == sorted(LEVELS)  # the generator sorts an enum's values
-        assert level["default"] == DEFAULT_LEVEL
-        assert levels_described() in level["description"]
-        for name in LEVELS:
-            assert f"`{name}`" in level["description"]
+        field = document["components"]["schemas"][body]["properties"]["level"]
+        # the generator sorts an enum's values; an older name is accepted too
+        assert sorted(field["enum"]) == sorted(get_args(BeeLevel))
+        assert field["default"] == DEFAULT_LEVEL
+        assert levels_described() in field["description"]
+        for name in get_args(BeeLevel):
+            assert f"`{name}`" in field["description"]
 
 
 def test_the_board_offers_the_registry() -> None:
     lines = LEVELS_MODULE.splitlines()
     assert f"export const DEFAULT_LEVEL = {json.dumps(DEFAULT_LEVEL)};" in lines
-    offered = json.loads(lines[-1].removeprefix("export const LEVELS = ").removesuffix(";"))
+    (line,) = [x for x in lines if x.startswith("export const LEVELS = ")]
+    offered = json.loads(line.removeprefix("export const LEVELS = ").removesuffix(";"))
     assert [o["name"] for o in offered] == list(LEVELS)
     assert [o["description"] for o in offered] == [lv.description for lv in LEVELS.values()]
     assert 'from "./levels.js"' in (ROOT / "service" / "board" / "screens.js").read_text()
+    (line,) = [x for x in lines if x.startswith("export const THINKING_LEVELS = ")]
+    thinking = json.loads(line.removeprefix("export const THINKING_LEVELS = ").removesuffix(";"))
+    assert sorted(thinking) == ["expert", "hard", "medium", "strong"]  # all but easy (heuristic)
+    assert "THINKING_LEVELS" in (ROOT / "service" / "board" / "game.js").read_text()
 
 
-@pytest.mark.parametrize("name", list(LEVELS))
+def test_an_older_name_is_its_level_and_a_seat_without_one_plays_the_default() -> None:
+    assert ALIASES == {"heuristic": "easy", "strong": "medium"}
+    for old, new in ALIASES.items():
+        assert level(old) is LEVELS[new]
+    assert level(None) is LEVELS[DEFAULT_LEVEL] is LEVELS["easy"]
+
+
+@pytest.mark.parametrize("name", list(get_args(BeeLevel)))
 def test_every_level_plays_a_legal_game(name: BeeLevel, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(expert, "WORK", 4_000)  # the same code on a small budget: seconds less
+    monkeypatch.setattr(expert, "WORK", 20_000)  # the same code on a small budget: seconds less
+    monkeypatch.setattr(expert, "HARD_WORK", 20_000)
     rng = random.Random(29)
     seats = tuple(SeatInfo(seat=n, name=f"B{n}", kind="bee", level=name) for n in range(1, 5))
     state, _ = decide_and_evolve(
         StartGame(game_id="g", table_id="t", seats=seats, deck_order=shuffled_deck(4, rng)),
         initial_state,
     )
-    assert needs_decision_seeds(state) == LEVELS[name].seeded
+    assert needs_decision_seeds(state) == level(name).seeded
     seed_for = decision_seeds(b"s" * 32, "g")
     while state.phase != "ended":
         picks = bee_commands(state, seed_for=seed_for)

@@ -14,6 +14,7 @@ from typing import cast
 import msgspec
 import pytest
 
+from service.api.moves import ChooseStem, Confirm, person_move
 from service.domain import chain
 from service.domain.bee_answers import decide_with_bees
 from service.domain.rules.commands import StartGame
@@ -29,7 +30,7 @@ from service.usecases.context import Context
 from service.usecases.deals import Deals
 from service.usecases.identity import Player
 from service.usecases.money import Money
-from service.usecases.play import ChooseStem, Confirm, MoveIdReused, Play
+from service.usecases.play import MoveIdReused, Play
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns
 
@@ -91,7 +92,7 @@ async def settle(instance: Instance, game_id: str) -> GameState:
     while state.phase == "choosing":
         assert state.pending is not None
         move = ChooseStem(move_id=uuid.uuid4().hex, stem=1)
-        await instance.play.submit_move(PEOPLE[state.pending.seat], game_id, move)
+        await instance.play.submit_move(PEOPLE[state.pending.seat], game_id, person_move(move))
         state = await instance.repository.game(game_id)
     return state
 
@@ -107,20 +108,22 @@ async def test_a_move_is_decided_appended_and_answered_once(ports: Ports) -> Non
     a = Instance(ports)
     dealt = await a.repository.game(game_id)
     bee = dealt.seat(1).hand[-1]
-    view, replayed = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
+    view, replayed = await a.play.submit_move(PEOPLE[1], game_id, person_move(confirm("m1", bee)))
     assert view.confirmed == bee and view.you == 1 and not replayed
     version = await store.stream_version(f"game-{game_id}")
     assert version == dealt.version + 1
 
-    again, replayed = await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", bee))
+    again, replayed = await a.play.submit_move(PEOPLE[1], game_id, person_move(confirm("m1", bee)))
     assert replayed  # told apart: nothing was written this time
     same = msgspec.structs.replace(again, server_time=view.server_time)
     assert same == view  # the same answer (but the server's clock), nothing written
     assert await store.stream_version(f"game-{game_id}") == version
     with pytest.raises(MoveIdReused):
-        await a.play.submit_move(PEOPLE[1], game_id, confirm("m1", dealt.seat(1).hand[0]))
+        await a.play.submit_move(
+            PEOPLE[1], game_id, person_move(confirm("m1", dealt.seat(1).hand[0]))
+        )
     with pytest.raises(BeeNotInHand):
-        await a.play.submit_move(PEOPLE[2], game_id, confirm("m2", bee))
+        await a.play.submit_move(PEOPLE[2], game_id, person_move(confirm("m2", bee)))
     assert await store.stream_version(f"game-{game_id}") == version
     sealed = await store.verify_stream(f"game-{game_id}", seal_keys={})
     assert sealed.ok is False  # sealed: needs its key
@@ -138,15 +141,17 @@ async def test_a_stale_cache_never_decides_a_move(ports: Ports) -> None:
     a.reads.clear()
     b.reads.clear()
 
-    await a.play.submit_move(PEOPLE[1], game_id, confirm("h1", dealt.seat(1).hand[0]))
-    await a.play.submit_move(PEOPLE[2], game_id, confirm("g1", dealt.seat(2).hand[0]))
+    await a.play.submit_move(PEOPLE[1], game_id, person_move(confirm("h1", dealt.seat(1).hand[0])))
+    await a.play.submit_move(PEOPLE[2], game_id, person_move(confirm("g1", dealt.seat(2).hand[0])))
     assert a.reads == []  # decided on A's current cache, with no read at all
     turn_2 = await settle(a, game_id)
     assert turn_2.turn == 2 and turn_2.phase == "picking"
 
     # B's cache is the deal: the host's confirm there looks like turn 1's; the append refuses
     # that version, and it is decided again on one fresh read.
-    view, _ = await b.play.submit_move(PEOPLE[1], game_id, confirm("h2", turn_2.seat(1).hand[0]))
+    view, _ = await b.play.submit_move(
+        PEOPLE[1], game_id, person_move(confirm("h2", turn_2.seat(1).hand[0]))
+    )
     assert b.reads == [game_id]
     assert view.turn == 2 and view.confirmed == turn_2.seat(1).hand[0]
 
@@ -154,7 +159,9 @@ async def test_a_stale_cache_never_decides_a_move(ports: Ports) -> None:
     # fresh game, as it must be.
     a.reads.clear()
     with pytest.raises(AlreadyConfirmed):
-        await a.play.submit_move(PEOPLE[1], game_id, confirm("h3", turn_2.seat(1).hand[-1]))
+        await a.play.submit_move(
+            PEOPLE[1], game_id, person_move(confirm("h3", turn_2.seat(1).hand[-1]))
+        )
     assert a.reads == [game_id]
 
     recorded = await store.read_stream(f"game-{game_id}")

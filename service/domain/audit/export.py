@@ -41,7 +41,15 @@ _HASH_HEX = re.compile(r"[0-9a-f]{64}")
 class ExportedEvent(msgspec.Struct, frozen=True):
     """One stored event as exported: `data` is the event exactly as stored (with its type tag);
     `chain` the version of the hash chain its stream is hashed under (docs/fairness.md);
-    `metadata` who acted and by which command (v2 covers it)."""
+    `metadata` who acted and by which command (v2 covers it).
+
+    Attributes:
+        version: Its position in the game's log, from 1.
+        type: The event's type.
+        recorded_at: When it was recorded (UTC).
+        hash: Its hash-chain link, lowercase hex.
+        data: The event exactly as stored, with its `type` tag.
+    """
 
     version: int
     type: str
@@ -81,7 +89,20 @@ class ExportedEvent(msgspec.Struct, frozen=True):
 
 
 class FairnessRecord(msgspec.Struct, frozen=True):
-    """The published deal (docs/fairness.md); byte strings in lowercase hex, None = no seed."""
+    """The published deal (docs/fairness.md); byte strings in lowercase hex, None = no seed.
+
+    Attributes:
+        scheme: The version of the fair-deal scheme (docs/fairness.md).
+        commitment: SHA-256 of the server's secret seed for the game, lowercase hex, published
+            before any seed is contributed (docs/fairness.md).
+        client_seeds: Each seat's seed in seat order, null for none.
+        transcript: SHA-256 of what the deck is drawn from, lowercase hex.
+        fingerprint: SHA-256 of the deal, lowercase hex.
+        server_seed: The server's secret seed, lowercase hex.
+        deck_order: The deck in the order it was dealt.
+        hands: Each seat's hand as dealt, seat 1 first.
+        stems: The 4 bees that started the stems.
+    """
 
     scheme: int
     commitment: str
@@ -97,13 +118,31 @@ class FairnessRecord(msgspec.Struct, frozen=True):
 class TableRecord(msgspec.Struct, frozen=True):
     """The table's events for this game, `game_prepared` first and `game_opened` last, chained
     in stream `table-<table_id>` from `prev_hash` (the hash of the event before the first one,
-    64 zeros when the first is version 1)."""
+    64 zeros when the first is version 1).
+
+    Attributes:
+        prev_hash: The hash of the table event before the first one here (64 zeros when the first is
+            version 1).
+        events: The table's events for this game, `game_prepared` first, `game_opened` last.
+    """
 
     prev_hash: str
     events: tuple[ExportedEvent, ...]
 
 
 class GameExport(msgspec.Struct, frozen=True):
+    """A whole ended game, for anyone to audit offline (docs/fairness.md).
+
+    Attributes:
+        format: The export format's name and version.
+        game_id: The game's id.
+        table_id: The table's id.
+        events: Every event of the game, in order, each with its hash-chain link.
+        fairness: The published deal.
+        table: The table's events for this game with their chain links; null in exports made before
+            they were included.
+    """
+
     format: str
     game_id: str
     table_id: str

@@ -23,6 +23,9 @@ class BeeView(msgspec.Struct, frozen=True, kw_only=True):
     seen: frozenset[int]  # bees whose place is public: on stems, in piles, already revealed
     # Seats that have left (public: `seat_left`): their hands are frozen and never play again.
     left: frozenset[int] = frozenset()
+    # Every seat's stings so far, seat 1 first (public: the piles), for a level that plays for
+    # the win rather than for its own fewest stings; empty where a caller has no scores.
+    stings: tuple[int, ...] = ()
 
 
 def view_for(state: GameState, seat: int) -> BeeView:
@@ -39,6 +42,7 @@ def view_for(state: GameState, seat: int) -> BeeView:
         stems=state.stems,
         seen=frozenset(seen),
         left=frozenset(s.number for s in state.seats if s.left),
+        stings=tuple(s.stings for s in state.seats),
     )
 
 

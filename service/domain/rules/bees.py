@@ -75,7 +75,7 @@ def decision_seeds(server_seed: bytes, game_id: str) -> SeedFor:
 
 def choose(view: BeeView, level_name: BeeLevel, seed: bytes | None = None) -> int:
     """The bee a bee player of this level picks; a seeded level needs the decision's `seed`."""
-    return LEVELS[level_name].policy(view, seed)
+    return level(level_name).policy(view, seed)
 
 
 def level_of(state: GameState, seat: int) -> BeeLevel:
@@ -106,7 +106,7 @@ def bee_commands(
     for seat in bee_seats_to_pick(state):
         name = levels[seat] if levels is not None and seat in levels else level_of(state, seat)
         seed = None
-        if LEVELS[name].seeded:
+        if level(name).seeded:
             if seed_for is None:
                 raise ValueError(f"seat {seat} is a {name} bee: bee_commands needs seed_for")
             seed = seed_for(seat, state.turn, PICK)

@@ -6,11 +6,17 @@ API's enum and its description (`service/api/bodies.py`), the board's choice (`/
 rendered by `service/api/board.py`), whether a game needs its server seed at hand to play on
 (`seeded`) and whether the bees think off the event loop (`cost_ms`) all come from here.
 
+The names people see are easy, medium, hard and expert. The first two were called "heuristic"
+and "strong" before (`ALIASES`): those names are still accepted and recorded as they were sent,
+so stored events decode and old tables play on at the same policy; a view shows the recorded
+name, and `level()` resolves it. (Why not "strong" for the third: stored games use it for what is
+now medium.)
+
 To add a level (say "expert"):
 1. write its policy in a module of its own beside this one (`expert.py`), a function
    `(view: BeeView, seed: bytes | None) -> int` that reads nothing but the view and the seed;
 2. add its name to `BeeLevel` in `events.py` (a seat records its level in stored events, so a
-   name is forever and must decode);
+   name is forever and must decode: never remove one, alias it);
 3. add one `Level(...)` to `LEVELS` below. `tests/unit/test_levels.py` checks the two lists
    agree and that every level plays legal games; the swapped-hands test of
    `tests/unit/test_bees_strong.py` is the one to copy for "it never sees a hidden card".
@@ -23,7 +29,7 @@ from typing import NamedTuple, get_args
 
 from service.domain.rules.bee_view import BeeView
 from service.domain.rules.events import BeeLevel
-from service.domain.rules.expert import choose_bee_expert
+from service.domain.rules.expert import choose_bee_expert, choose_bee_hard
 from service.domain.rules.heuristic import choose_bee
 from service.domain.rules.strong import choose_bee_strong
 
@@ -60,20 +66,26 @@ def _expert(view: BeeView, seed: bytes | None) -> int:
     return choose_bee_expert(view, seed)
 
 
+def _hard(view: BeeView, seed: bytes | None) -> int:
+    if seed is None:
+        raise ValueError("a hard bee decides from a seed: pass the decision's seed")
+    return choose_bee_hard(view, seed)
+
+
 LEVELS: dict[BeeLevel, Level] = {
     level.name: level
     for level in (
         Level(
-            name="heuristic",
-            label="Heuristic",
-            description="scores each bee by the stings it risks this turn",
+            name="easy",
+            label="Easy",
+            description="plays the bee that risks the fewest stings this turn",
             policy=_heuristic,
             seeded=False,
             cost_ms=0.04,
         ),
         Level(
-            name="strong",
-            label="Strong",
+            name="medium",
+            label="Medium",
             description=(
                 "plays the next few turns out on random deals of the hands it cannot see and"
                 " keeps the bee that takes the fewest stings"
@@ -83,36 +95,56 @@ LEVELS: dict[BeeLevel, Level] = {
             cost_ms=21.0,  # 44 at 8 players
         ),
         Level(
+            name="hard",
+            label="Hard",
+            description=(
+                "plays hundreds of imagined deals out to the end of the game, the other players"
+                " sometimes taking risks, and keeps the bee that takes the fewest stings"
+            ),
+            policy=_hard,
+            seeded=True,
+            cost_ms=30.0,  # 45 at 8 players
+        ),
+        Level(
             name="expert",
             label="Expert",
             description=(
-                "plays every deal it imagines out to the end of the game, the other players"
-                " sometimes taking risks, and keeps the bee that takes the fewest stings"
+                "plays thousands of imagined deals out to the end of the game and keeps the"
+                " bee that wins them most often"
             ),
             policy=_expert,
             seeded=True,
-            cost_ms=130.0,  # 125 at 8 players (docs/benchmarks.md, "Bee players")
+            cost_ms=55.0,  # 80 at 8 players (docs/benchmarks.md, "Bee players")
         ),
     )
 }
 
-# The heuristic stays the default: it is what every table had before levels, it decides in
-# about 0.04 ms where the strong bee spends tens of milliseconds of the server's CPU, and a
-# player who wants a harder game asks for it.
-DEFAULT_LEVEL: BeeLevel = "heuristic"
+# Older names of levels, still accepted and recorded as they were sent: a stored event keeps
+# its name forever, and plays on at the level it names now.
+ALIASES: dict[BeeLevel, BeeLevel] = {"heuristic": "easy", "strong": "medium"}
+
+# Easy is the default: it is what every table had before levels (as "heuristic"), it decides in
+# about 0.04 ms where the others spend tens to hundreds of milliseconds of the server's CPU, and
+# a player who wants a harder game asks for it.
+DEFAULT_LEVEL: BeeLevel = "easy"
 THINKS_LONG_MS = 1.0
 
-assert tuple(LEVELS) == get_args(BeeLevel), "every BeeLevel has one entry in LEVELS, in order"
+assert set(LEVELS) | set(ALIASES) == set(get_args(BeeLevel)), "every BeeLevel is a level or alias"
+assert not set(LEVELS) & set(ALIASES) and set(ALIASES.values()) <= set(LEVELS)
 
 
 def level(name: BeeLevel | None) -> Level:
-    """A seat's level; a bee dealt before levels existed played the default."""
-    return LEVELS[name or DEFAULT_LEVEL]
+    """A seat's level (an older name is its level's alias); a bee dealt before levels existed
+    played the default."""
+    name = name or DEFAULT_LEVEL
+    return LEVELS[ALIASES.get(name, name)]
 
 
 def levels_described() -> str:
-    """The levels in one sentence, as the API documents them: "`heuristic` (the default) …"."""
-    return "; ".join(
+    """The levels in one sentence, as the API documents them: "`easy` (the default) …"."""
+    offered = "; ".join(
         f"`{lv.name}`{' (the default)' if lv.name == DEFAULT_LEVEL else ''} {lv.description}"
         for lv in LEVELS.values()
     )
+    older = ", ".join(f"`{old}` for `{new}`" for old, new in ALIASES.items())
+    return f"{offered}. Older names, still accepted and recorded as sent: {older}"

@@ -1,0 +1,354 @@
+"""The hard and expert bees' search (`expert.py`): playouts as arrays over imagined games.
+
+Deal the hidden bees at random, play every deal out to the end of the game with every seat
+drawing its bees from a model of a player, and spend the deals by successive halving on common
+random numbers (`search`). Each step of a turn is one numpy operation over every imagined game
+of a round, not a Python loop per game: the same playouts as the pure-Python loop that came
+before it (held to it statistically when this was written; `fly` is held to `rollout.fly_tops`
+and the risk to the heuristic's by tests/unit/test_bees_expert.py) at about a quarter of the
+CPU, and with uniformly random players (the expert's) at about a tenth (docs/benchmarks.md, "Bee
+players"). The randomness is one PCG64 stream seeded from the decision's seed, read only as
+uniform doubles (the Gumbel noise and the deals' orders are computed here from them), so a
+decision is the same from the same view and seed.
+
+Arrays, for P imagined games of S seats (index 0 is the deciding seat) holding h bees each:
+`hands` (P, S, h), the stems as `tops`, `lens`, `sums` (P, 4), `alive` (P, deck + 2): the bees
+still in a hand, and `scores` (P, S): the stings taken since this turn.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from service.domain.rules.bee_view import BeeView
+from service.domain.rules.cards import STEM_CAPACITY, deck, deck_size
+from service.domain.rules.rollout import STINGS
+
+Ints = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+
+TABLE_LOOKS = 40  # what a turn's tables (stems under each bee, bees left) cost, in card looks
+_STINGS = np.array([*STINGS, 0], dtype=np.int64)
+
+
+def _tails(rate: float, size: int) -> Floats:
+    """TAILS[need, gap]: P(Poisson(gap * rate) >= need), for a turn's arrival rate."""
+    mean = np.arange(size, dtype=np.float64) * rate
+    term = np.exp(-mean)
+    below = term.copy()
+    table = np.zeros((STEM_CAPACITY + 1, size))
+    for need in range(1, STEM_CAPACITY + 1):
+        table[need] = np.clip(1.0 - below, 0.0, None)
+        term = term * mean / need
+        below = below + term
+    return table
+
+
+class _Landing(NamedTuple):
+    """Where each bee of `cards` (P, S, h) would land now, if nobody else's got there first."""
+
+    top: Ints  # the top bee it lands on (0 when too low)
+    too_low: npt.NDArray[np.bool_]
+    need: Ints  # bees the stem still takes before a sixth (0 or less: this one is the sixth)
+    held: Ints  # the stings on that stem
+    gap: Ints  # the bees still in hands between the top and it (the seat's own not counted)
+
+
+def _landing(
+    cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints, own_gap: bool = True
+) -> _Landing:
+    games, size = alive.shape
+    h = cards.shape[2]
+    rows = np.arange(games)
+    # below[p, x]: the highest stem top under bee x (-1: none), from each top's position
+    marks = np.full((games, size), -1, dtype=np.int64)
+    for i in range(4):
+        marks[rows, tops[:, i] + 1] = tops[:, i]
+    below = np.maximum.accumulate(marks, axis=1)
+    stem_at = np.zeros((games, size), dtype=np.int64)
+    for i in range(4):
+        stem_at[rows, tops[:, i]] = i
+    counted = np.cumsum(alive, axis=1)  # counted[p, x]: bees in hands numbered x or lower
+    at = (rows * size)[:, None, None]  # flat indices: one gather each, not (P, S, h) ones
+    top = below.take(at + cards)
+    too_low = top < 0
+    top = np.maximum(top, 0)
+    stem = (rows * 4)[:, None, None] + stem_at.take(at + top)
+    gap = counted.take(at + cards - 1) - counted.take(at + top)
+    if own_gap:  # minus the seat's own bees in the gap: those below it, less those <= the top
+        mine_to_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
+        gap = gap - (np.arange(h)[None, None, :] - mine_to_top)
+    return _Landing(top, too_low, STEM_CAPACITY - lens.take(stem), sums.take(stem), gap)
+
+
+def _risks(
+    cards: Ints,
+    tops: Ints,
+    lens: Ints,
+    sums: Ints,
+    alive: Ints,
+    rate: float,
+    own_gap: bool = False,
+) -> Floats:
+    """The heuristic's risk of every bee in `cards` (P, S, h): a too-low bee costs the cheapest
+    stem (and half a sting), a sixth its stem, any other the chance that enough bees land
+    first (Poisson, `rate` arrivals per bee still in hands between the top and it) times what
+    the stem would hold. Without `own_gap` the seat's own bees count in the gap too (the hard
+    level's model, with `rate` scaled down for it); with it, as `heuristic.py` counts."""
+    landing = _landing(cards, tops, lens, sums, alive, own_gap)
+    return _cost(landing, sums, _tails(rate, alive.shape[1]), cards)
+
+
+def _cost(landing: _Landing, sums: Ints, tails: Floats, tie: Ints | None = None) -> Floats:
+    """`_risks` from where the bees land; `tie` (the bees): a thousandth of a sting for each
+    number between a landing bee and its top, so the tighter of two safe bees is preferred."""
+    top, too_low, need, held, gap = landing
+    cost = tails[np.maximum(need, 0), gap] * (held + 1.5 * need)
+    if tie is not None:
+        cost = cost + 0.001 * (tie - top)
+    cost = np.where(need <= 0, held, cost)
+    low_cost = sums.min(axis=1)[:, None, None] + 0.5
+    risk: Floats = np.where(too_low, low_cost, cost)
+    return risk
+
+
+FEATURES = 12  # what a learned playout policy sees of each bee in a hand (`features`)
+
+
+def features(cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints) -> Floats:
+    """What a learned player sees of each bee in `cards` (P, S, h): (P, S, h, FEATURES), all
+    from its seat's view (its hand, the stems, which bees are still in hands)."""
+    size = alive.shape[1]
+    h = cards.shape[2]
+    landing = _landing(cards, tops, lens, sums, alive)
+    top, too_low, need, held, gap = landing
+    under = np.arange(h)[None, None, :]
+    risk = _cost(landing, sums, _tails(1 / h, size))
+    deck_n = size - 2
+    late = 1 - h / 10
+    value = cards / deck_n
+    lows = too_low.sum(axis=2, keepdims=True) / h
+    out = np.empty((*cards.shape, FEATURES))
+    out[..., 0] = risk
+    out[..., 1] = too_low
+    out[..., 2] = (need <= 0) & ~too_low
+    out[..., 3] = np.where(too_low, 0, held)
+    out[..., 4] = np.where(too_low, 0, need) / 5
+    out[..., 5] = gap / h
+    out[..., 6] = value
+    out[..., 7] = under / max(h - 1, 1)
+    out[..., 8] = np.where(too_low, 0, cards - top) / deck_n
+    out[..., 9] = value * late
+    out[..., 10] = too_low * late
+    out[..., 11] = too_low * lows
+    return out
+
+
+def view_features(view: BeeView) -> Floats:
+    """`features` of the bees in `view`'s hand (h, FEATURES), as the seat sees them."""
+    hand = sorted(view.hand)
+    mine = set(hand)
+    alive = np.zeros((1, deck_size(view.players) + 2), dtype=np.int64)
+    alive[0, [b for b in deck(view.players) if b not in view.seen and b not in mine]] = 1
+    alive[0, hand] = 1
+    seen: Floats = features(
+        np.array([[hand]], dtype=np.int64),
+        np.array([[stem[-1] for stem in view.stems]], dtype=np.int64),
+        np.array([[len(stem) for stem in view.stems]], dtype=np.int64),
+        np.array([[sum(STINGS[b] for b in stem) for stem in view.stems]], dtype=np.int64),
+        alive,
+    )[0, 0]
+    return seen
+
+
+def fly(tops: Ints, lens: Ints, sums: Ints, scores: Ints, bees: Ints) -> None:
+    """Fly one turn's picks `bees` (P, S), seat s's in column s, in every imagined game at once,
+    updating the stems and `scores` in place: `rollout.fly_tops` on arrays (the tests hold the
+    two to each other)."""
+    games = bees.shape[0]
+    rows = np.arange(games)
+    order = np.argsort(bees, axis=1, kind="stable")
+    for k in range(bees.shape[1]):
+        seat = order[:, k]
+        bee = bees[rows, seat]
+        below = np.where(tops < bee[:, None], tops, -1)
+        target = below.argmax(axis=1)
+        too_low = below.max(axis=1) < 0
+        cheapest = (sums * 8 + lens).argmin(axis=1)  # fewest stings, then bees, then number
+        target = np.where(too_low, cheapest, target)
+        length = lens[rows, target]
+        held = sums[rows, target]
+        take = too_low | (length >= STEM_CAPACITY)
+        scores[rows, seat] += np.where(take, held, 0)
+        lens[rows, target] = np.where(take, 1, length + 1)
+        sums[rows, target] = np.where(take, 0, held) + _STINGS[bee]
+        tops[rows, target] = bee
+
+
+def playouts(
+    view: BeeView,
+    candidates: list[int],
+    deals: int,
+    rng: np.random.Generator,
+    temperature: float,
+    own_temperature: float | None = None,
+    own_gap: bool = False,
+    weights: Floats | None = None,
+    own_weights: Floats | None = None,
+    random_share: float = 0.0,
+) -> tuple[Ints, Ints]:
+    """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
+    the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
+    (the deciding seat first, then the other playing seats)."""
+    hand = sorted(view.hand)
+    size = len(hand)
+    mine = set(hand)
+    unseen = np.array(
+        [b for b in deck(view.players) if b not in view.seen and b not in mine], dtype=np.int64
+    )
+    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
+    seats = len(others) + 1
+    c = len(candidates)
+    games = c * deals
+    # The deals: each a random order of the unseen bees, cut into the other hands.
+    # (A seat that left keeps its frozen hand: those bees are out of play, wherever they are.)
+    order = np.argsort(rng.random((deals, unseen.size)), axis=1)[:, : (seats - 1) * size]
+    dealt = unseen[order].reshape(deals, seats - 1, size)
+    dealt.sort(axis=2)
+    own = np.broadcast_to(np.array(hand, dtype=np.int64), (deals, 1, size))
+    per_deal = np.concatenate([own, dealt], axis=1)  # (deals, S, size)
+    hands = np.broadcast_to(per_deal, (c, deals, seats, size)).reshape(games, seats, size)
+    tops = np.tile(np.array([stem[-1] for stem in view.stems], dtype=np.int64), (games, 1))
+    lens = np.tile(np.array([len(stem) for stem in view.stems], dtype=np.int64), (games, 1))
+    sums = np.tile(
+        np.array([sum(STINGS[b] for b in stem) for stem in view.stems], dtype=np.int64),
+        (games, 1),
+    )
+    alive = np.zeros((deals, deck_size(view.players) + 2), dtype=np.int64)
+    np.put_along_axis(alive, per_deal.reshape(deals, seats * size), 1, axis=1)
+    alive = np.tile(alive, (c, 1))
+    scores = np.zeros((games, seats), dtype=np.int64)
+    first = np.repeat(np.array(candidates, dtype=np.int64), deals)
+    rows = np.arange(games)
+    temperatures = np.full((deals, seats), temperature)
+    if own_temperature is not None:
+        temperatures[:, 0] = own_temperature
+    if random_share > 0:  # in that share of the deals, the others play uniformly at random
+        temperatures[: round(random_share * deals), 1:] = 1e9
+    for h in range(size, 0, -1):
+        rate = 1 / h if own_gap else (seats - 1) / seats / h
+        # Gumbel noise, the same for every candidate's copy of a deal (common random numbers)
+        noise = -np.log(-np.log(rng.random((deals, seats, h)) * (1 - 1e-12) + 1e-300))
+        if h > 1 and weights is not None:
+            seen = features(hands, tops, lens, sums, alive)
+            logits = seen @ weights
+            if own_weights is not None:
+                logits[:, 0, :] = seen[:, 0, :, :] @ own_weights
+            score = logits.reshape(c, deals, seats, h) + noise
+        if h > 1 and weights is None and math.isinf(temperature) and own_temperature is None:
+            score = np.broadcast_to(noise, (c, deals, seats, h))  # every player at random
+        elif h > 1 and weights is None:
+            cost = _risks(hands, tops, lens, sums, alive, rate, own_gap)
+            score = -cost.reshape(c, deals, seats, h) / temperatures[None, :, :, None] + noise
+        if h > 1:
+            slot = score.reshape(games, seats, h).argmax(axis=2)
+        else:
+            slot = np.zeros((games, seats), dtype=np.int64)
+        if h == size:  # the deciding seat's bee this turn is the candidate
+            slot[:, 0] = (hands[:, 0, :] == first[:, None]).argmax(axis=1)
+        bees = np.take_along_axis(hands, slot[..., None], axis=2)[..., 0]
+        keep = np.ones(hands.shape, dtype=bool)
+        keep[rows[:, None], np.arange(seats)[None, :], slot] = False
+        hands = hands[keep].reshape(games, seats, h - 1)
+        alive[rows[:, None], bees] = 0
+        fly(tops, lens, sums, scores, bees)
+    return scores.reshape(c, deals, seats), np.array([view.seat, *others])
+
+
+def _shares(scores: Ints, now: Ints) -> Floats:
+    """The deciding seat's share of the win in each imagined game (C, D), counting the stings
+    every seat had already: 1 / k when it is one of k seats with the fewest."""
+    totals = scores + now
+    best = totals.min(axis=2)
+    tied = (totals == best[..., None]).sum(axis=2)
+    return np.where(totals[..., 0] == best, 1.0 / tied, 0.0)
+
+
+class Search(NamedTuple):
+    """How a level searches: `work` card looks a decision (never a clock); what it minimises,
+    "stings" (its own, from now to the end) or "win" (minus its share of the win); and the
+    players of its imagined games: softmax(-risk / `temperature`) of the heuristic's risk
+    (`own_gap`: counting only other hands' bees, as `heuristic.py` does; an infinite
+    temperature is uniformly random play), or a learned logit (`weights` over `features`;
+    `own_weights` for its own seat's later turns)."""
+
+    work: int
+    objective: str = "stings"
+    temperature: float = 1.0
+    own_gap: bool = False
+    weights: tuple[float, ...] | None = None
+    own_weights: tuple[float, ...] | None = None
+    own_temperature: float | None = None
+    random_share: float = 0.0  # the share of deals whose other players play at random
+    min_deals: int = 8
+
+
+class Estimate(NamedTuple):
+    bee: int
+    loss: float  # the mean of what the search minimises
+    stings: float  # the mean stings its seat takes from now to the end of the game
+    win: float  # the mean share of the win
+    deals: int
+
+
+def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]]:
+    """The pick and every bee's estimate (a bee dropped early by the halving has fewer deals),
+    from what `view` shows, the randomness seeded by `seed`."""
+    hand = sorted(view.hand)
+    if len(hand) == 1:
+        return hand[0], [Estimate(hand[0], 0.0, 0.0, 0.0, 0)]
+    rng = np.random.Generator(np.random.PCG64(int.from_bytes(seed, "big")))
+    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
+    seats = len(others) + 1
+    size = len(hand)
+    now = np.array(
+        [view.stings[s - 1] if view.stings else 0 for s in (view.seat, *others)], dtype=np.int64
+    )
+    weights = None if how.weights is None else np.array(how.weights)
+    own_weights = None if how.own_weights is None else np.array(how.own_weights)
+    # card looks of one imagined game: each turn every seat's bees, and the turn's tables
+    per_game = sum(seats * (h + 3) + TABLE_LOOKS for h in range(1, size + 1))
+    running = list(hand)
+    sums = {b: np.zeros(3) for b in hand}  # loss, stings, win
+    counts = dict.fromkeys(hand, 0)
+    rounds = max(1, math.ceil(math.log2(len(running))))
+    for round_number in range(rounds):
+        deals = max(how.min_deals, how.work // rounds // (per_game * len(running)))
+        scores, _ = playouts(
+            view,
+            running,
+            deals,
+            rng,
+            how.temperature,
+            how.own_temperature,
+            how.own_gap,
+            weights,
+            own_weights,
+            how.random_share,
+        )
+        stings = scores[..., 0].astype(np.float64)
+        win = _shares(scores, now)
+        loss = stings if how.objective == "stings" else -win
+        for i, bee in enumerate(running):
+            sums[bee] += (loss[i].sum(), stings[i].sum(), win[i].sum())
+            counts[bee] += deals
+        if round_number < rounds - 1:
+            running.sort(key=lambda b: (sums[b][0] / counts[b], b))
+            running = running[: max(1, (len(running) + 1) // 2)]
+    pick = min(running, key=lambda b: (sums[b][0] / counts[b], b))
+    means = {b: [float(x) for x in sums[b] / counts[b]] for b in hand}
+    return pick, [Estimate(b, means[b][0], means[b][1], means[b][2], counts[b]) for b in hand]

@@ -1,0 +1,59 @@
+"""The check that every problem an operation answers with is listed for it, and titled as its
+code is (tests/problem_codes.py), catches each kind of break."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from litestar import Litestar, get
+from litestar.plugins.problem_details import ProblemDetailsPlugin
+from litestar.testing import TestClient
+
+from service.api.app import create_app
+from service.api.openapi import served_document
+from service.api.problems import CATALOGUE, problem_details_config, title_of
+from service.usecases.errors import NotFound
+from tests import problem_codes
+
+DOCUMENT: dict[str, Any] = json.loads(problem_codes.DOCUMENT.read_text())
+
+
+def test_a_code_the_operation_does_not_list_is_reported() -> None:
+    assert problem_codes.undeclared({("getGame", 404, "not-found")}, DOCUMENT) == []
+    assert problem_codes.undeclared({("getGame", 409, "table-full")}, DOCUMENT) == [
+        "getGame answered 409 `table-full`, which it does not list"
+    ]
+    assert problem_codes.undeclared({("getGame", 404, "forbidden")}, DOCUMENT)  # wrong status
+
+
+def test_a_title_other_than_the_codes_is_reported() -> None:
+    assert problem_codes.mistitled({("not-found", "Not found")}) == []
+    assert problem_codes.mistitled({("not-found", "Not found: /games/1")})
+
+
+def test_every_code_has_one_title() -> None:
+    for code in CATALOGUE:
+        assert title_of(code) and "/" not in title_of(code), code
+
+
+@get("/probe", operation_id="probe")
+async def probe() -> None:
+    raise NotFound("Nothing here.")
+
+
+def test_the_recorder_sees_what_the_app_answers() -> None:
+    app = Litestar([probe], plugins=[ProblemDetailsPlugin(problem_details_config())])
+    app.asgi_handler = problem_codes.recording(app.asgi_handler)
+    with TestClient(app=app) as client:
+        answer = client.get("/probe")
+    assert answer.status_code == 404
+    assert ("probe", 404, "not-found") in problem_codes.OBSERVED
+    assert ("not-found", "Not found") in problem_codes.TITLED
+
+
+def test_submit_move_lists_the_rules_it_can_break_and_no_account_codes() -> None:
+    operation = served_document(create_app())["paths"]["/games/{game_id}/moves"]["post"]
+    conflicts = set(operation["responses"]["409"]["x-problem-codes"])
+    assert {"bee-not-in-hand", "already-confirmed", "move-id-reused"} <= conflicts
+    assert not conflicts & {"already-registered", "table-full", "name-taken"}
