@@ -153,8 +153,8 @@ class GameController(Controller):
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
         turn: Annotated[int, QueryParameter(ge=1, le=10, description="The turn (1 to 10)")],
     ) -> TurnAnalysis:
-        """After the game: what the expert bee level (the strongest) would have played at this
-        seat at the start of this turn, with its estimate, for each bee in its hand, of the
+        """After the game: what the expert bee level would have played at this seat at the
+        start of this turn, with its estimate, for each bee in its hand, of the
         stings the seat would take from then to the end and of its share of the win, worked out
         from only what that seat could see then (its hand, the stems, the bees already played,
         everyone's stings). Beside it, the bee the seat did play. The same question gets the

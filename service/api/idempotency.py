@@ -157,6 +157,15 @@ async def _token_refused(scope: Scope) -> bool:
     return False
 
 
+def _needs_token(scope: Scope) -> bool:
+    """The operation takes only callers with a bearer token (no anonymous alternative)."""
+    handler = scope.get("route_handler")
+    if not isinstance(handler, HTTPRouteHandler):
+        return False
+    security = handler.resolve_security()
+    return bool(security) and all(requirement for requirement in security)
+
+
 def takes_key(scope: Scope) -> bool:
     handler = scope.get("route_handler")
     return (
@@ -192,7 +201,9 @@ def idempotency(app: ASGIApp) -> ASGIApp:
 
     async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
         key = _header(scope) if takes_key(scope) else None
-        if key is None:
+        if key is None or (_bearer(scope) is None and _needs_token(scope)):
+            # No key, or nobody to scope it to: an operation that needs a token answers 401
+            # itself (a key scoped to the address would answer 409 before it).
             await app(scope, receive, send)
             return
         if not _KEY.fullmatch(key):

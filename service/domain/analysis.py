@@ -1,5 +1,4 @@
-"""What would the expert bee (the strongest level) have played? For one seat at one turn of a
-finished game.
+"""What would the expert bee have played? For one seat at one turn of a finished game.
 
 The game's events are folded up to the start of that turn, and the expert level
 (`rules/expert.py`) looks at the seat's `BeeView` there: its hand then, the stems then, the bees
@@ -25,7 +24,7 @@ from service.domain.rules.fold import evolve, fold
 
 
 class BeeEstimate(msgspec.Struct, frozen=True, kw_only=True):
-    """The expert's estimate for one bee in the seat's hand (it plays the bee that wins most).
+    """The expert's estimate for one bee in the seat's hand.
 
     Attributes:
         bee: A bee's number.

@@ -295,6 +295,9 @@ def main(argv: list[str] | None = None) -> int:
                 f" {result['seconds']} s"
             )
             results.append(result)
+            if args.json:  # kept line-up by line-up, so a run cut short keeps what it measured
+                with open(args.json, "w", encoding="utf-8") as out:
+                    json.dump({"lineups": results, "answer": None}, out, indent=2)
     print_table(results)
     print()
     print(markdown_table(results))

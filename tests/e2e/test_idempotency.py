@@ -273,3 +273,20 @@ async def test_every_answer_holding_a_credential_is_no_store_and_so_is_its_repla
         assert first.status_code == 201, (path, first.text)
         assert first.headers["cache-control"] == again.headers["cache-control"] == "no-store"
         assert again.headers["idempotent-replayed"] == "true" and again.content == first.content
+
+
+async def test_a_key_without_a_token_is_the_operations_401(
+    client: AsyncTestClient[Any], clock: Clock
+) -> None:
+    """An operation that needs a token refuses a caller without one with 401, key or no key,
+    and with any key (schemathesis' stateful phase found a 409 for a key the address had used)."""
+    clock.now += timedelta(hours=2)
+    the_key = key()
+    made = await client.post(
+        "/guests", json={"name": "Keyed"}, headers={"Idempotency-Key": the_key}
+    )
+    assert made.status_code == 201  # the key is the address's now
+    for path, body in (("/solo-tables", {}), ("/tables", {"seats": 2}), ("/solo-tables", {})):
+        refused = await client.post(path, json=body, headers={"Idempotency-Key": the_key})
+        assert refused.status_code == 401, refused.text
+        assert refused.json()["code"] == "unauthorized"

@@ -13,13 +13,13 @@ and its random numbers, so the comparison between them is sharper than each esti
 - **hard** (`HARD`): every imagined player draws with the chance softmax(-risk / 1 sting) of the
   heuristic's risk (it counts only the bees still in hands between a stem's top and it); the bee
   with the fewest mean stings is played. (This was the expert level until the one below beat it.)
-- **expert** (`EXPERT`): every imagined player, its own seat's later turns included, plays
-  uniformly at random, as the plain Monte Carlo player MCS(n) of the 6-nimmt literature does,
-  but on thousands of deals shared by all its bees, halved, and it plays the bee with the best
-  mean *share of the win* (counting the stings every seat already has), not the fewest stings:
-  a game's score is who wins. Against three MCS(100) on the bench's deals this won the most of
-  every playout model and objective measured (docs/benchmarks.md, "Bee players": the heuristic's
-  softmax, a model fitted to MCS's own picks, mixtures; stings or the win).
+- **expert** (`EXPERT`, up to 5 players): the same search on four times hard's deals, with
+  two models of the other players at once: in half the deals they play as hard imagines them,
+  in the other half uniformly at random (the plain Monte Carlo player MCS(n)'s model). Against
+  three MCS(100), players at random scored best (and for the win better still), but those
+  models lose to players who mind their risk (three easy bees beat them); the mixture kept most
+  of the gain (docs/benchmarks.md, "Bee players"). From 6 players on (`EXPERT_LARGE`) it
+  searches as hard does, on three times the deals: see `LARGE_TABLE`.
 
 The playouts are arrays over every imagined game of a round (`batch.py`, numpy), many times the
 deals the same CPU bought in pure Python. The work is a fixed count of imagined card looks (the
@@ -30,8 +30,6 @@ fully determined by the view and the seed: the only randomness is a PCG64 stream
 
 from __future__ import annotations
 
-import math
-
 import msgspec
 
 from service.domain.rules import batch
@@ -39,9 +37,16 @@ from service.domain.rules.bee_view import BeeView
 
 # Card looks a decision may spend: they set its CPU time (docs/benchmarks.md, "Bee players").
 HARD_WORK = 1_000_000  # about 30 ms at 4 players, 45 ms at 8
-WORK = 4_500_000  # the expert's: about 55 ms at 4 players, 80 ms at 8
+WORK = 4_500_000  # the expert's up to 5 players: about 100 ms at 4 players
+LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 players
 HARD = batch.Search(work=HARD_WORK)
-EXPERT = batch.Search(work=WORK, objective="win", temperature=math.inf)
+EXPERT = batch.Search(work=WORK, random_share=0.5)
+# From 6 players on, the expert searches as hard does, on 3 times its deals: at 8 players, on the
+# bench's 100 deals against seven MCS(100), random players for the win won 16.0% [9.5, 23.5],
+# the old pure-Python expert (this model) 22.0% [14.5, 30.0], and this 17.0% [10.5, 24.5]
+# (docs/benchmarks.md, "Bee players"): no difference shows. Measured at 4 and 8 players only.
+LARGE_TABLE = 6
+EXPERT_LARGE = batch.Search(work=LARGE_WORK)
 
 
 class Estimate(msgspec.Struct, frozen=True, kw_only=True):
@@ -68,7 +73,9 @@ def analyse(
 ) -> Analysis:
     """The expert's decision (or `how`'s) from what `view` shows, its random stream seeded by
     `seed`; `work` overrides the budget in card looks."""
-    how = how or EXPERT._replace(work=WORK)
+    if how is None:
+        large = view.players >= LARGE_TABLE
+        how = EXPERT_LARGE._replace(work=LARGE_WORK) if large else EXPERT._replace(work=WORK)
     if work is not None:
         how = how._replace(work=work)
     pick, estimates = batch.search(view, seed, how)

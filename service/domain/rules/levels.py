@@ -109,12 +109,12 @@ LEVELS: dict[BeeLevel, Level] = {
             name="expert",
             label="Expert",
             description=(
-                "plays thousands of imagined deals out to the end of the game and keeps the"
-                " bee that wins them most often"
+                "plays thousands of imagined deals out to the end of the game, against careful"
+                " and careless players, and keeps the bee that takes the fewest stings"
             ),
             policy=_expert,
             seeded=True,
-            cost_ms=55.0,  # 80 at 8 players (docs/benchmarks.md, "Bee players")
+            cost_ms=100.0,  # 130 at 8 players (docs/benchmarks.md, "Bee players")
         ),
     )
 }
