@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
-from uuid import UUID
 
 import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 
 from service.api.answers import (
     LeaderboardPage,
@@ -29,7 +28,7 @@ from service.api.answers import (
     public_profile,
 )
 from service.api.bodies import NO_STORE, TEXT_PATTERN, Name
-from service.api.dependencies import AUTH, Caller, Service, strict_body
+from service.api.dependencies import AUTH, BODY, Caller, PlayerId, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import problem, refuses
 from service.bootstrap import Swarm
@@ -149,6 +148,7 @@ class AccountController(Controller):
         summary="Create an account",
         cache_control=NO_STORE,
         status_code=201,
+        opt={BODY: "The account's name and password."},
     )
     @refuses(InvalidName, InvalidAccount, NameTaken, AlreadyRegistered, TooManySignUps)
     async def register(
@@ -181,6 +181,7 @@ class SessionController(Controller):
         summary="Log in",
         cache_control=NO_STORE,
         status_code=201,
+        opt={BODY: "The account's name and password."},
     )
     @refuses(InvalidName, "invalid-credentials", "too-many-logins")
     async def login(
@@ -254,7 +255,7 @@ class ProfileController(Controller):
     )
     @refuses(NotFound)
     async def get_player(
-        self, player_id: FromPath[UUID], player: Caller, service: Service
+        self, player_id: PlayerId, player: Caller, service: Service
     ) -> PublicProfile:
         """Anyone's public profile: name, level, XP, badges, games played and won (never
         their coins)."""

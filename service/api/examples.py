@@ -31,22 +31,6 @@ TABLE_ID = "5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716"
 PLAYER_ID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 AT = datetime(2026, 1, 2, 15, 4, 5, tzinfo=UTC)
 
-REQUEST_DESCRIPTIONS = {
-    "createGuest": "The name to show at tables.",
-    "register": "The account's name and password.",
-    "login": "The account's name and password.",
-    "createSoloTable": "How many players, you included (the rest are bee players).",
-    "createTable": "The table's seats, stake and clock; every field has a default.",
-    "joinTable": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "startGame": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "fillWithBees": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "playAgain": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "contributeSeed": "Your seed for the table's next game.",
-    "commitSeed": "The hash of the seed you will reveal once seeds close.",
-    "revealSeed": "The seed you committed to.",
-    "submitMove": "The move, with a `move_id` of your choosing (unique per move).",
-}
-
 
 def _example(summary: str, value: Any) -> dict[str, Any]:
     return {"summary": summary, "value": value}

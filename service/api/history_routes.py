@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 from typing import Annotated
-from uuid import UUID
 
 import msgspec
 from litestar import Controller, get
-from litestar.params import FromPath, Parameter
+from litestar.params import Parameter
 
-from service.api.dependencies import AUTH, VIEWER, Caller, Service, strict_body
+from service.api.dependencies import AUTH, VIEWER, Caller, GameId, Service, strict_body
 from service.api.envelopes import VisibleEvent, entry
 from service.api.problems import refuses
 from service.domain.history import Changes, SeatAt, Step, TurnSteps
@@ -115,7 +114,7 @@ class HistoryController(Controller):
     @refuses(NotFound, VersionNotFound, Forbidden)
     async def get_game_state(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         version: Annotated[
             int,
             Parameter(
@@ -148,9 +147,7 @@ class HistoryController(Controller):
         summary="Every step of a game, and where each turn is",
     )
     @refuses(NotFound, Forbidden)
-    async def list_game_steps(
-        self, game_id: FromPath[UUID], service: Service, player: Caller
-    ) -> GameSteps:
+    async def list_game_steps(self, game_id: GameId, service: Service, player: Caller) -> GameSteps:
         """Every event of the game as a step (in words and in fields), redacted as
         getGameState redacts it, and each turn's versions: where it starts, where its picks
         are revealed, each bee's flight (a landing, a sixth bee's take, a too-low bee and the

@@ -38,6 +38,7 @@ from litestar.openapi.plugins import (
 )
 
 from service.api import examples, idempotency
+from service.api.dependencies import BODY
 from service.api.envelopes import TableLogEntry, VisibleEvent
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
@@ -95,12 +96,6 @@ def stored_events(components: dict[str, Any]) -> None:
 
 # Properties that hold a server-made UUID as text.
 UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
-
-PATH_PARAMETERS = {
-    "table_id": "The table's id (from createTable, createSoloTable, listTables or listMyGames)",
-    "game_id": "The game's id (from a table's `games`, `game.game_id`, or listMyGames)",
-    "player_id": "The player's id",
-}
 
 STATUS_DESCRIPTIONS = {
     400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
@@ -800,8 +795,6 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         security = operation.setdefault("security", [])
         operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
-            if parameter.get("in") == "path" and parameter["name"] in PATH_PARAMETERS:
-                parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
             if parameter.get("in") == "query":
                 _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
@@ -813,7 +806,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 body["required"] = False
                 rest = [v for v in variants if v != {"type": "null"}]
                 media["schema"] = rest[0] if len(rest) == 1 else {"oneOf": rest}
-            body.setdefault("description", examples.REQUEST_DESCRIPTIONS.get(op_id, "The request."))
+            body.setdefault("description", handlers[op_id].opt.get(BODY, "The request."))
             request_examples = examples.requests().get(op_id)
             if request_examples:
                 media["examples"] = request_examples

@@ -7,12 +7,11 @@ set of dependencies and one tag, as Litestar's controllers are meant to."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from uuid import UUID
 
 import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 
 from service.api.answers import LobbyPage, TableView, lobby_page, table_view
@@ -29,10 +28,12 @@ from service.api.bodies import (
 )
 from service.api.dependencies import (
     AUTH,
+    BODY,
     VIEWER,
     Caller,
     CallerToken,
     Service,
+    TableId,
     stream_viewer,
     strict_body,
 )
@@ -74,6 +75,8 @@ from service.usecases.errors import Conflict, Forbidden, NotFound
 
 log = structlog.get_logger(__name__)
 
+OPTIONAL_SEED = "Optional: your seed for the game that will be dealt (or no body at all)."
+
 
 class TableController(Controller):
     path = "/"
@@ -87,6 +90,7 @@ class TableController(Controller):
         operation_id="createSoloTable",
         summary="Play solo against bee players",
         status_code=201,
+        opt={BODY: "How many players, you included (the rest are bee players)."},
     )
     @refuses(InvalidSeats, InvalidTable, Conflict)
     async def create_solo_table(
@@ -107,6 +111,7 @@ class TableController(Controller):
         operation_id="createTable",
         summary="Open an online table",
         status_code=201,
+        opt={BODY: "The table's seats, stake and clock; every field has a default."},
     )
     @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
     async def create_table(
@@ -152,9 +157,7 @@ class TableController(Controller):
         summary="A table and your view of its game",
     )
     @refuses(NotFound, Forbidden)
-    async def get_table(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
-    ) -> TableView:
+    async def get_table(self, table_id: TableId, service: Service, player: Caller) -> TableView:
         """The table (anyone may look at an online table) and, in `game`, the caller's view of
         its current game if they were dealt into it."""
         return table_view(await service.tables.get_table(player, str(table_id)))
@@ -164,6 +167,7 @@ class TableController(Controller):
         operation_id="joinTable",
         summary="Take a seat",
         status_code=200,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -180,7 +184,7 @@ class TableController(Controller):
     )
     async def join_table(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
@@ -195,9 +199,7 @@ class TableController(Controller):
         status_code=200,
     )
     @refuses(NotFound, NotSeated, TableClosed, Conflict)
-    async def leave_table(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
-    ) -> TableView:
+    async def leave_table(self, table_id: TableId, service: Service, player: Caller) -> TableView:
         """Leave the table. During a game you pick no more bees (an unrevealed pick is
         withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
         counting; if one person is left they win at once. A host who leaves hands the table
@@ -209,6 +211,7 @@ class TableController(Controller):
         operation_id="startGame",
         summary="Start the first game (host)",
         status_code=200,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -224,7 +227,7 @@ class TableController(Controller):
     )
     async def start_game(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
@@ -238,6 +241,12 @@ class TableController(Controller):
         operation_id="fillWithBees",
         summary="Fill empty seats with bee players (host)",
         status_code=200,
+        opt={
+            BODY: (
+                "Optional: your seed for the game that will be dealt, and the bees' level (or no "
+                "body at all)."
+            )
+        },
     )
     @refuses(
         NotFound,
@@ -254,14 +263,14 @@ class TableController(Controller):
     )
     async def fill_with_bees(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[FillWithBeesIn | None] = None,
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
-        players (Buzz, Bumble, … in that order) of the `level` asked ("heuristic" unless
-        asked), and the game starts at once."""
+        players (Buzz, Bumble, … in that order) of the `level` asked ("easy" unless asked),
+        and the game starts at once."""
         level = data.level if data is not None else DEFAULT_LEVEL
         return table_view(
             await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
@@ -272,6 +281,7 @@ class TableController(Controller):
         operation_id="playAgain",
         summary="Deal another game at the table",
         status_code=201,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -286,7 +296,7 @@ class TableController(Controller):
     )
     async def play_again(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
@@ -301,10 +311,11 @@ class TableController(Controller):
         operation_id="contributeSeed",
         summary="Contribute a seed to the next deal",
         status_code=200,
+        opt={BODY: "Your seed for the table's next game."},
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def contribute_seed(
-        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+        self, table_id: TableId, data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
         """Contribute your seed to the table's next game, whose commitment (`next_game`) is
         already public. Joining, starting, filling with bees and play again take the same
@@ -318,11 +329,12 @@ class TableController(Controller):
         operation_id="commitSeed",
         summary="Commit to a seed by its hash",
         status_code=200,
+        opt={BODY: "The hash of the seed you will reveal once seeds close."},
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def commit_seed(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         data: JSONBody[SeedCommitmentIn],
         service: Service,
         player: Caller,
@@ -338,6 +350,7 @@ class TableController(Controller):
         operation_id="revealSeed",
         summary="Reveal the seed you committed to",
         status_code=200,
+        opt={BODY: "The seed you committed to."},
     )
     @refuses(
         NotFound,
@@ -351,7 +364,7 @@ class TableController(Controller):
         TableClosed,
     )
     async def reveal_seed(
-        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+        self, table_id: TableId, data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
         """Reveal the seed you committed to, once seeds are closed (`next_game.seeds_closed`);
         422 if it is not the one committed. The last reveal deals the game."""
@@ -366,7 +379,7 @@ class TableController(Controller):
     )
     @refuses(NotFound, Forbidden)
     async def create_table_stream_ticket(
-        self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
+        self, table_id: TableId, service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
         """A ticket that opens this table's stream without the bearer token in the URL, for
         a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
@@ -386,7 +399,7 @@ class TableController(Controller):
     @refuses(NotFound, Forbidden)
     async def stream_table_events(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         request: Request[Any, Any, Any],
         service: Service,
         state: State,
