@@ -1,8 +1,9 @@
 """Tables and seats (seed §8 "Playing on your own", §9 "Playing online"): open a solo or an
 online table, join, start, fill with bees, play again, contribute a seed, leave, and the lobby.
 
-`Tables` is one class on purpose: every change at a table goes through the same load, decide
-and commit (`_change`, `_commit`), and reads best beside it.
+`Tables` is one class on purpose: every change at a table is a `TableChange` (`Join`, `Start`,
+…, `Leave`: what the caller asks, as data) that goes through the same load, decide and commit
+(`_change`; `_decide`, one case for each change; `_commit`), and reads best beside it.
 
 The table's rules are in `service.domain.tables`; this module loads the table, asks them, and
 commits the table events with whatever they set off (a deal, a stake, a game left) in one
@@ -13,8 +14,9 @@ table owes wallets is delivered after it commits (`service.usecases.money`)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from service.domain.bee_answers import seat_of
 from service.domain.refusals import Refused
@@ -56,7 +58,7 @@ from service.usecases.errors import Conflict, Forbidden
 from service.usecases.identity import Player
 from service.usecases.money import Hold, Money
 from service.usecases.repository import Repository
-from service.usecases.retry import StreamTurns, until_applied
+from service.usecases.retry import STALE, Stale, StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
 
 
@@ -72,12 +74,62 @@ class TableSeen:
     game: GameView | None
 
 
-# What a change decides on the table as loaded: its table events, and what they set off.
-Change = Callable[[TableState], Awaitable["Decided"]]
+# --- the changes at a table, as this use case takes them --------------------------------------
+
+
+@dataclass(frozen=True)
+class Join:
+    """Take the next free seat; `hold`: the stake the caller's wallet already holds for it."""
+
+    seed: str | None
+    hold: Hold | None = None
+
+
+@dataclass(frozen=True)
+class Start:
+    seed: str | None
+
+
+@dataclass(frozen=True)
+class FillWithBees:
+    seed: str | None
+    level: BeeLevel
+
+
+@dataclass(frozen=True)
+class PlayAgain:
+    seed: str | None
+
+
+@dataclass(frozen=True)
+class ContributeSeed:
+    seed: str
+
+
+@dataclass(frozen=True)
+class CommitSeed:
+    seed_hash: str
+
+
+@dataclass(frozen=True)
+class RevealSeed:
+    seed: str
+
+
+@dataclass(frozen=True)
+class Leave:
+    pass
+
+
+TableChange = (
+    Join | Start | FillWithBees | PlayAgain | ContributeSeed | CommitSeed | RevealSeed | Leave
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Decided:
+    """What a change decides on the table as loaded: its table events, and what they set off."""
+
     events: Sequence[TableEventUnion]
     cause: str
     deal: bool = False  # deal the prepared game to the seats
@@ -126,9 +178,7 @@ class Tables:
             seats=seats,
             capacity=players,
         )
-        decided = Decided(events=[opened], cause="open", deal=deal)
-        table, game = await self._commit(player, TableState(), decided)
-        return self._view(table, game, player)
+        return await self._open(player, Decided(events=[opened], cause="open", deal=deal))
 
     async def create_table(
         self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
@@ -151,9 +201,7 @@ class Tables:
             )
 
             hold = await self._hold(player, table_id, stake)
-            decided = Decided(events=opened, cause="open", hold=hold)
-            table, game = await self._commit(player, TableState(), decided)
-        return self._view(table, game, player)
+            return await self._open(player, Decided(events=opened, cause="open", hold=hold))
 
     # --- changes at a table -------------------------------------------------------------------
 
@@ -166,90 +214,40 @@ class Tables:
         decide_join(table, player.player_id, player.name, registered=player.registered)
         if table.holds_stakes:
             hold = await self._hold(player, table_id, table.stake)
-
-        async def change(table: TableState) -> Decided:
-            joined = decide_join(table, player.player_id, player.name, registered=player.registered)
-            events = joined + _seed(fold_table(joined, table), player, seed)
-            full = should_start_when_full(fold_table(events, table))
-            return Decided(events=events, cause="join", deal=full, hold=hold)
-
         try:
-            return await self._change(player, table_id, change)
+            return await self._change(player, table_id, Join(seed, hold))
         except (Refused, Conflict):
             if hold is not None:  # the seat was refused after all: the stake goes back
                 await self.money.give_back(hold, actor=player.player_id)
             raise
 
     async def start_game(self, player: Player, table_id: str, seed: str | None) -> TableSeen:
-        async def change(table: TableState) -> Decided:
-            decide_start(table, player.player_id)
-            return Decided(events=_seed(table, player, seed), cause="start", deal=True)
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, Start(seed))
 
     async def fill_with_bees(
         self, player: Player, table_id: str, seed: str | None, level: BeeLevel = DEFAULT_LEVEL
     ) -> TableSeen:
-        async def change(table: TableState) -> Decided:
-            bees = decide_fill_with_bees(table, player.player_id, BEE_NAMES, level)
-            events = bees + _seed(table, player, seed)
-            return Decided(events=events, cause="fill_with_bees", deal=True)
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, FillWithBees(seed, level))
 
     async def play_again(self, player: Player, table_id: str, seed: str | None) -> TableSeen:
-        async def change(table: TableState) -> Decided:
-            decide_play_again(table, player.player_id)
-            return Decided(events=_seed(table, player, seed), cause="play_again", deal=True)
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, PlayAgain(seed))
 
     async def contribute_seed(self, player: Player, table_id: str, seed: str) -> TableSeen:
-        async def change(table: TableState) -> Decided:
-            contributed = decide_contribute(table, player.player_id, seed)
-            return Decided(events=contributed, cause="contribute_seed")
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, ContributeSeed(seed))
 
     async def commit_seed(self, player: Player, table_id: str, seed_hash: str) -> TableSeen:
         """Commit to a seed by its hash (`fairness.seed_commitment`), to reveal once seeds
         close: nobody, the server included, learns it before every seat is bound."""
-
-        async def change(table: TableState) -> Decided:
-            committed = decide_commit_seed(table, player.player_id, seed_hash)
-            return Decided(events=committed, cause="commit_seed")
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, CommitSeed(seed_hash))
 
     async def reveal_seed(self, player: Player, table_id: str, seed: str) -> TableSeen:
         """Reveal a committed seed after seeds closed; the last reveal deals the game."""
-
-        async def change(table: TableState) -> Decided:
-            revealed = decide_reveal(table, player.player_id, seed)
-            return Decided(events=revealed, cause="reveal_seed", deal=True)
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, RevealSeed(seed))
 
     async def leave_table(self, player: Player, table_id: str) -> TableSeen:
         """Leave (seed §9 "Leaving"): mid-game the seat stops picking and its stings stop
         counting; before the first deal of a buy-in table the stake comes back."""
-
-        async def change(table: TableState) -> Decided:
-            left = decide_leave(table, player.player_id)
-            game_change = None
-            if table.playing and table.current_game is not None:
-                game = await self.repository.game(table.current_game)
-                seat = seat_of(game, player.player_id)
-                if seat is not None and game.seat(seat).playing and game.phase != "ended":
-                    leave = LeaveGame(seat=seat, at=self.ctx.clock())
-                    seeds = await self.repository.bee_seeds(game)
-                    game_change = (game, (await decide_with_bees(game, leave, seeds))[1])
-
-            return Decided(
-                events=left, cause="leave", game_change=game_change, leaving=player.player_id
-            )
-
-        return await self._change(player, table_id, change)
+        return await self._change(player, table_id, Leave())
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -269,26 +267,89 @@ class Tables:
 
     # --- how a change is committed ------------------------------------------------------------
 
-    async def _change(self, player: Player, table_id: str, change: Change) -> TableSeen:
-        """Load the table, decide, commit; decided again on the fresh table whenever someone
-        else changed it (or its game) first (service.usecases.retry)."""
-
-        async def attempt() -> TableSeen:
-            table = await self.repository.table(table_id)
-            new_table, game = await self._commit(player, table, await change(table))
-            if game is None and new_table.current_game is not None:
-                game = await self.repository.game(new_table.current_game)
-            return self._view(new_table, game, player)
-
+    async def _change(self, player: Player, table_id: str, change: TableChange) -> TableSeen:
+        """Load the table, decide `change` on it, commit; decided again on the fresh table
+        whenever someone else changed it (or its game) first (service.usecases.retry)."""
         async with self.turns.turn(stream("table", table_id)):
+            attempt = partial(self._attempt, player, table_id, change)
             return await until_applied(attempt, what="table")
+
+    async def _attempt(
+        self, player: Player, table_id: str, change: TableChange
+    ) -> TableSeen | Stale:
+        table = await self.repository.table(table_id)
+        committed = await self._commit(player, table, await self._decide(table, player, change))
+        if isinstance(committed, Stale):
+            return committed
+        new_table, game = committed
+        if game is None and new_table.current_game is not None:
+            game = await self.repository.game(new_table.current_game)
+        return self._view(new_table, game, player)
+
+    async def _decide(self, table: TableState, player: Player, change: TableChange) -> Decided:
+        """What `change` decides on the table as loaded (the table's rules refuse it here)."""
+        me = player.player_id
+        match change:
+            case Join(seed=seed, hold=hold):
+                joined = decide_join(table, me, player.name, registered=player.registered)
+                events = joined + _seed(fold_table(joined, table), player, seed)
+                full = should_start_when_full(fold_table(events, table))
+                return Decided(events=events, cause="join", deal=full, hold=hold)
+            case Start(seed=seed):
+                decide_start(table, me)
+                return Decided(events=_seed(table, player, seed), cause="start", deal=True)
+            case FillWithBees(seed=seed, level=level):
+                bees = decide_fill_with_bees(table, me, BEE_NAMES, level)
+                events = bees + _seed(table, player, seed)
+                return Decided(events=events, cause="fill_with_bees", deal=True)
+            case PlayAgain(seed=seed):
+                decide_play_again(table, me)
+                return Decided(events=_seed(table, player, seed), cause="play_again", deal=True)
+            case ContributeSeed(seed=seed):
+                contributed = decide_contribute(table, me, seed)
+                return Decided(events=contributed, cause="contribute_seed")
+            case CommitSeed(seed_hash=seed_hash):
+                committed = decide_commit_seed(table, me, seed_hash)
+                return Decided(events=committed, cause="commit_seed")
+            case RevealSeed(seed=seed):
+                revealed = decide_reveal(table, me, seed)
+                return Decided(events=revealed, cause="reveal_seed", deal=True)
+            case Leave():
+                left = decide_leave(table, me)
+                game_change = await self._leave_game(table, player)
+                return Decided(events=left, cause="leave", game_change=game_change, leaving=me)
+        raise AssertionError(f"unknown change {change!r}")  # pragma: no cover
+
+    async def _leave_game(
+        self, table: TableState, player: Player
+    ) -> tuple[GameState, list[Event]] | None:
+        """What leaving does to the table's game: mid-game the seat leaves it too (with what
+        follows: a reveal, a cheapest stem, the last person's win); else nothing."""
+        if not table.playing or table.current_game is None:
+            return None
+        game = await self.repository.game(table.current_game)
+        seat = seat_of(game, player.player_id)
+        if seat is None or not game.seat(seat).playing or game.phase == "ended":
+            return None
+        leave = LeaveGame(seat=seat, at=self.ctx.clock())
+        seeds = await self.repository.bee_seeds(game)
+        return game, (await decide_with_bees(game, leave, seeds))[1]
+
+    async def _open(self, player: Player, decided: Decided) -> TableSeen:
+        """Commit a new table (its first game prepared in the same unit of work, so never
+        stale) and answer it."""
+        committed = await self._commit(player, TableState(), decided)
+        assert not isinstance(committed, Stale), "a new table's game was prepared just now"
+        table, game = committed
+        return self._view(table, game, player)
 
     async def _commit(
         self, player: Player, before: TableState, decided: Decided
-    ) -> tuple[TableState, GameState | None]:
+    ) -> tuple[TableState, GameState | None] | Stale:
         """Append the table events and the games they prepare, start or change, in one unit
         of work. A new table gets its first game prepared (its deal committed); a game that a
-        table change ended (the last person left) is concluded; closing comes last."""
+        table change ended (the last person left) is concluded; closing comes last. `Stale`,
+        appending nothing, when the game to deal was dealt meanwhile (by another instance)."""
         uow = UnitOfWork(self.repository, before)
         closing = [e for e in decided.events if isinstance(e, TableClosedEvent)]
         for event in decided.events:
@@ -306,8 +367,8 @@ class Tables:
             await self.deals.conclude(uow, game_before.game_id, prepare=not closing)
         for event in closing:
             uow.table_event(event)
-        if decided.deal:
-            await self._deal_once_seeded(uow)
+        if decided.deal and not await self._deal_once_seeded(uow):
+            return STALE
         metadata = {"actor": player.player_id, "causation": decided.cause}
         try:
             # A sit-down with a hold is appended under the hold's command id, which the hold's
@@ -324,18 +385,18 @@ class Tables:
     async def _hold(self, player: Player, table_id: str, stake: int) -> Hold | None:
         return await self.money.hold(player, table_id, stake) if stake > 0 else None
 
-    async def _deal_once_seeded(self, uow: UnitOfWork) -> None:
+    async def _deal_once_seeded(self, uow: UnitOfWork) -> bool:
         """Deal, unless a committed seed is still owed (docs/fairness.md, "Seeds: commit, then
         reveal"): then close seeds and wait. Asked again once the reveal window is over, the
-        seats still owing are recorded withheld and the game is dealt."""
+        seats still owing are recorded withheld and the game is dealt. False when the game
+        was dealt meanwhile (`Deals.deal`)."""
         now = self.ctx.clock()
         for event in decide_close_seeds(uow.table, now):
             uow.table_event(event)
         if reveal_window_over(uow.table, now):
             for event in decide_withhold(uow.table):
                 uow.table_event(event)
-        if uow.table.ready_to_deal:
-            await self.deals.deal(uow)
+        return await self.deals.deal(uow) if uow.table.ready_to_deal else True
 
     def _view(self, table: TableState, state: GameState | None, player: Player) -> TableSeen:
         game = None

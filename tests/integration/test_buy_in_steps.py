@@ -21,12 +21,14 @@ from service.store.postgres import postgres_ports
 from service.usecases.errors import Conflict
 from service.usecases.identity import Player
 from service.usecases.money import Hold
+from service.usecases.tables import Join
 from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import Viewer
 from tests.integration.test_coin_invariant import FAST_HASHER
 
 STAKE = 40
 CLOCK = ClockSettings(turn_seconds=600, choice_seconds=600)
+LEGACY_SWEEPS = 20
 
 
 async def people(swarm: Swarm, n: int) -> list[Player]:
@@ -54,17 +56,8 @@ async def test_a_hold_given_back_can_no_longer_be_seated(swarm: Swarm) -> None:
     assert await swarm.money.give_back(hold, actor="test")
     assert await balance(swarm, ben) == (SIGN_UP_COINS, 0)
     # The sit-down that held it arrives late: refused, and nothing is held or seated.
-    change = swarm.tables._change  # the table's own path, with this very hold
-
-    async def decided(state: object) -> object:
-        from service.domain.tables import decide_join
-        from service.usecases.tables import Decided
-
-        joined = decide_join(state, ben.player_id, ben.name, registered=True)  # type: ignore[arg-type]
-        return Decided(events=joined, cause="join", hold=hold)
-
-    with pytest.raises(Conflict):
-        await change(ben, table.table_id, decided)  # type: ignore[arg-type]
+    with pytest.raises(Conflict):  # the table's own path, with this very hold
+        await swarm.tables._change(ben, table.table_id, Join(None, hold))
     after = await swarm.repository.table(table.table_id)
     assert after.seat_of(ben.player_id) is None and after.buy_in_of(ben.player_id) is None
     assert await balance(swarm, ben) == (SIGN_UP_COINS, 0)
@@ -92,16 +85,8 @@ async def test_a_sit_down_racing_its_give_back_ends_one_way(swarm: Swarm) -> Non
         ann, ben = await people(swarm, 2)
         table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
         hold = await swarm.money.hold(ben, table.table_id, STAKE)
-
-        async def decided(state: object, hold: Hold = hold, ben: Player = ben) -> object:
-            from service.domain.tables import decide_join
-            from service.usecases.tables import Decided
-
-            joined = decide_join(state, ben.player_id, ben.name, registered=True)  # type: ignore[arg-type]
-            return Decided(events=joined, cause="join", hold=hold)
-
         sit, back = await asyncio.gather(
-            swarm.tables._change(ben, table.table_id, decided),  # type: ignore[arg-type]
+            swarm.tables._change(ben, table.table_id, Join(None, hold)),
             swarm.money.give_back(hold, actor="test"),
             return_exceptions=True,
         )
