@@ -15,15 +15,15 @@ from typing import Any
 import msgspec
 
 from service.api.envelopes import entries
-from service.api.history_routes import game_state_at
+from service.api.history_routes import GameSteps, game_state_at
 from service.api.problems import title_of
-from service.domain.history import moment, states, steps_of
+from service.domain.history import moment, states, steps_of, turns_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
 from service.store.events import RecordedEvent
-from service.usecases.history import GameSteps, StateAt, turns_of
+from service.usecases.history import StateAt
 from service.usecases.streams import visible_events
 
 GAME_ID = "0b7d6c3e-5f1a-4c2b-9e8d-7a6b5c4d3e2f"

@@ -15,10 +15,10 @@ from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 
+from service.api.answers import LobbyPage, TableView, lobby_page, table_view
 from service.api.bodies import (
     NO_STORE,
     FillWithBeesIn,
-    LobbyPage,
     OptionalSeedIn,
     SeedCommitmentIn,
     SeedIn,
@@ -71,7 +71,6 @@ from service.domain.tables import (
     TooManyTables,
 )
 from service.usecases.errors import Conflict, Forbidden, NotFound
-from service.usecases.tables import TableView
 
 log = structlog.get_logger(__name__)
 
@@ -97,8 +96,10 @@ class TableController(Controller):
         dealt at once. With `"deal": false` the table opens with the commitment to its first
         game's deal (`next_game`) and deals when you call startGame, with your seed if you give
         one (docs/fairness.md). Nothing is timed, paid or recorded."""
-        return await service.tables.create_solo_table(
-            player, data.players, deal=data.deal, level=data.level
+        return table_view(
+            await service.tables.create_solo_table(
+                player, data.players, deal=data.deal, level=data.level
+            )
         )
 
     @post(
@@ -117,7 +118,7 @@ class TableController(Controller):
         exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
         player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
-        return await service.tables.create_table(player, data.seats, data.stake, clock)
+        return table_view(await service.tables.create_table(player, data.seats, data.stake, clock))
 
     @get(
         "/tables",
@@ -140,16 +141,10 @@ class TableController(Controller):
     ) -> LobbyPage:
         """The lobby: open tables, newest first, with seats taken of the total, stake, host and
         when they opened. Served from a projection written with the tables' events."""
-        tables = await service.tables.list_tables(
+        listed = await service.tables.list_tables(
             stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
         )
-        more = len(tables) > limit
-        return LobbyPage(
-            tables=tables[:limit],
-            limit=limit,
-            offset=offset,
-            next_offset=offset + limit if more else None,
-        )
+        return lobby_page(listed, limit, offset)
 
     @get(
         "/tables/{table_id:uuid}",
@@ -162,7 +157,7 @@ class TableController(Controller):
     ) -> TableView:
         """The table (anyone may look at an online table) and, in `game`, the caller's view of
         its current game if they were dealt into it."""
-        return await service.tables.get_table(player, str(table_id))
+        return table_view(await service.tables.get_table(player, str(table_id)))
 
     @post(
         "/tables/{table_id:uuid}/seats",
@@ -191,7 +186,7 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return await service.tables.join_table(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.join_table(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -207,7 +202,7 @@ class TableController(Controller):
         withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
         counting; if one person is left they win at once. A host who leaves hands the table
         to the next person in seat order; a table with nobody left closes."""
-        return await service.tables.leave_table(player, str(table_id))
+        return table_view(await service.tables.leave_table(player, str(table_id)))
 
     @post(
         "/tables/{table_id:uuid}/start",
@@ -236,7 +231,7 @@ class TableController(Controller):
     ) -> TableView:
         """The host starts the first game: with at least two people seated, or at a solo table
         opened with `"deal": false`."""
-        return await service.tables.start_game(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.start_game(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/bees",
@@ -268,7 +263,9 @@ class TableController(Controller):
         players (Buzz, Bumble, … in that order) of the `level` asked ("heuristic" unless
         asked), and the game starts at once."""
         level = data.level if data is not None else DEFAULT_LEVEL
-        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+        return table_view(
+            await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+        )
 
     @post(
         "/tables/{table_id:uuid}/games",
@@ -297,7 +294,7 @@ class TableController(Controller):
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return await service.tables.play_again(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.play_again(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/seed",
@@ -312,7 +309,9 @@ class TableController(Controller):
         """Contribute your seed to the table's next game, whose commitment (`next_game`) is
         already public. Joining, starting, filling with bees and play again take the same
         optional `client_seed`. A later seed replaces yours; bee players give none."""
-        return await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+        return table_view(
+            await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+        )
 
     @post(
         "/tables/{table_id:uuid}/seed-commitment",
@@ -332,7 +331,7 @@ class TableController(Controller):
         every seat is bound (docs/fairness.md, "Seeds: commit, then reveal"). When the deal is
         asked for, seeds close and the game waits for your reveal (revealSeed); a seed not
         revealed within the reveal window (30 s) is recorded withheld and your seat gets none."""
-        return await service.tables.commit_seed(player, str(table_id), data.seed_hash)
+        return table_view(await service.tables.commit_seed(player, str(table_id), data.seed_hash))
 
     @post(
         "/tables/{table_id:uuid}/seed-reveal",
@@ -356,7 +355,7 @@ class TableController(Controller):
     ) -> TableView:
         """Reveal the seed you committed to, once seeds are closed (`next_game.seeds_closed`);
         422 if it is not the one committed. The last reveal deals the game."""
-        return await service.tables.reveal_seed(player, str(table_id), data.client_seed)
+        return table_view(await service.tables.reveal_seed(player, str(table_id), data.client_seed))
 
     @post(
         "/tables/{table_id:uuid}/stream-tickets",

@@ -15,9 +15,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-
-import msgspec
 
 from service.domain.bee_answers import seat_of
 from service.domain.refusals import Refused
@@ -37,10 +34,8 @@ from service.domain.seeds import (
 from service.domain.tables import (
     TableClosedEvent,
     TableEventUnion,
-    TableMode,
     TableOpened,
     TableState,
-    TableStatus,
     decide_contribute,
     decide_fill_with_bees,
     decide_join,
@@ -53,6 +48,7 @@ from service.domain.tables import (
 )
 from service.domain.views import GameView, game_view
 from service.store.events import DuplicateCommand
+from service.store.rows import ListedTable
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -64,91 +60,16 @@ from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
 
 
-class NextGame(msgspec.Struct, frozen=True, kw_only=True):
-    """The table's next game, prepared when the last one ended.
+@dataclass(frozen=True)
+class TableSeen:
+    """A table as one caller may see it (what every table use case answers): the table, the
+    caller's seat at it and the seed they contributed to its next game, and their view of its
+    current game, only if they were dealt into it (never another's hand)."""
 
-    Attributes:
-        game_id: The next game's id.
-        commitment: SHA-256, hex.
-        seeds: How many seeds were contributed.
-        committed: How many people committed to a seed they have not revealed yet.
-        seeds_closed: The deal waits for those reveals (docs/fairness.md)
-    """
-
-    game_id: str
-    commitment: str  # SHA-256, hex
-    seeds: int  # how many people have contributed a seed so far
-    committed: int = 0  # how many people committed to a seed they have not revealed yet
-    seeds_closed: bool = False  # the deal waits for those reveals (docs/fairness.md)
-
-
-class TableView(msgspec.Struct, frozen=True, kw_only=True):
-    """A table as the caller sees it, with their view of its current game.
-
-    Attributes:
-        table_id: The table's id.
-        mode: `solo` or `online`.
-        status: Open (waiting for players), playing, between_games, closed.
-        host: The host's player id.
-        capacity: How many seats the table has, 2 to 8.
-        stake: Coins each person puts in; 0 = a free table.
-        clock: The turn clock of this table's games (None: untimed)
-        seats: Who sits where, seat 1 first.
-        you: Your seat, if you sit at the table.
-        games: Every game dealt here, oldest first; the last is the current one. A new game (the
-            table filled, the host started, or play again) appears here and as `game_opened` on the
-            table's event stream.
-        game: Your view of the current game, if you were dealt into it.
-        next_game: The game that will be dealt next and the server's commitment to its deal,
-            published before anyone contributes a seed (docs/fairness.md); null while a game is
-            being played.
-        your_seed: The seed you contributed to the next game, if any.
-    """
-
-    table_id: str
-    mode: TableMode
-    status: TableStatus  # open (waiting for players), playing, between_games, closed
-    host: str  # the host's player id
-    capacity: int
-    stake: int  # coins each person puts in; 0 = a free table
-    clock: ClockSettings | None  # the turn clock of this table's games (None: untimed)
-    seats: tuple[SeatInfo, ...]  # in seat order; a game dealt now numbers its seats the same
-    you: int | None  # your seat at the table, if you sit at it
-    # Every game dealt here, oldest first; the last is the current one. A new game (the table
-    # filled, the host started, or play again) appears here and as `game_opened` on the
-    # table's event stream.
-    games: tuple[str, ...]
-    game: GameView | None  # your view of the current game, if you were dealt into it
-    # The game that will be dealt next and the server's commitment to its deal, published
-    # before anyone contributes a seed (docs/fairness.md); null while a game is being played.
-    next_game: NextGame | None = None
-    your_seed: str | None = None  # the seed you contributed to the next game, if any
-
-
-class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """An open online table, as the lobby lists it.
-
-    Attributes:
-        table_id: The table's id.
-        host_name: The host's name.
-        seats_taken: Seats taken (people and bee players).
-        people: People seated.
-        capacity: How many seats the table has, 2 to 8.
-        stake: Coins each person puts in; 0 for a free table.
-        status: `open`, `playing` or `between_games`.
-        opened_at: When the table opened (UTC).
-        bee_levels: Each bee seat's level, in seat order.
-    """
-
-    table_id: str
-    host_name: str
-    seats_taken: int
-    people: int
-    capacity: int
-    stake: int
-    status: TableStatus
-    opened_at: datetime
-    bee_levels: tuple[BeeLevel, ...] = ()  # each bee seat's level, in seat order
+    table: TableState
+    you: int | None
+    your_seed: str | None
+    game: GameView | None
 
 
 # What a change decides on the table as loaded: its table events, and what they set off.
@@ -184,7 +105,7 @@ class Tables:
         *,
         deal: bool = True,
         level: BeeLevel = DEFAULT_LEVEL,
-    ) -> TableView:
+    ) -> TableSeen:
         """A solo table (seed §8): the caller in seat 1, bee players of `level` in every other
         seat, in the seed's order. Its first game is dealt at once; or, with `deal=False`, only
         prepared (its commitment published) and dealt when the player starts it, with their
@@ -211,7 +132,7 @@ class Tables:
 
     async def create_table(
         self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
-    ) -> TableView:
+    ) -> TableSeen:
         """An online table with the caller as host in seat 1 (their buy-in held, if any), up
         to `MAX_OPEN_TABLES` hosted at once. One player's openings take turns on an instance,
         so a burst cannot slip past the count (across instances it can by one per instance)."""
@@ -236,7 +157,7 @@ class Tables:
 
     # --- changes at a table -------------------------------------------------------------------
 
-    async def join_table(self, player: Player, table_id: str, seed: str | None) -> TableView:
+    async def join_table(self, player: Player, table_id: str, seed: str | None) -> TableSeen:
         """Sit down. At a buy-in table before its first game the wallet holds the stake first
         (refused there if short), so the rules are asked on the table as loaded before anything
         is held: a join they refuse holds nothing."""
@@ -259,7 +180,7 @@ class Tables:
                 await self.money.give_back(hold, actor=player.player_id)
             raise
 
-    async def start_game(self, player: Player, table_id: str, seed: str | None) -> TableView:
+    async def start_game(self, player: Player, table_id: str, seed: str | None) -> TableSeen:
         async def change(table: TableState) -> Decided:
             decide_start(table, player.player_id)
             return Decided(events=_seed(table, player, seed), cause="start", deal=True)
@@ -268,7 +189,7 @@ class Tables:
 
     async def fill_with_bees(
         self, player: Player, table_id: str, seed: str | None, level: BeeLevel = DEFAULT_LEVEL
-    ) -> TableView:
+    ) -> TableSeen:
         async def change(table: TableState) -> Decided:
             bees = decide_fill_with_bees(table, player.player_id, BEE_NAMES, level)
             events = bees + _seed(table, player, seed)
@@ -276,21 +197,21 @@ class Tables:
 
         return await self._change(player, table_id, change)
 
-    async def play_again(self, player: Player, table_id: str, seed: str | None) -> TableView:
+    async def play_again(self, player: Player, table_id: str, seed: str | None) -> TableSeen:
         async def change(table: TableState) -> Decided:
             decide_play_again(table, player.player_id)
             return Decided(events=_seed(table, player, seed), cause="play_again", deal=True)
 
         return await self._change(player, table_id, change)
 
-    async def contribute_seed(self, player: Player, table_id: str, seed: str) -> TableView:
+    async def contribute_seed(self, player: Player, table_id: str, seed: str) -> TableSeen:
         async def change(table: TableState) -> Decided:
             contributed = decide_contribute(table, player.player_id, seed)
             return Decided(events=contributed, cause="contribute_seed")
 
         return await self._change(player, table_id, change)
 
-    async def commit_seed(self, player: Player, table_id: str, seed_hash: str) -> TableView:
+    async def commit_seed(self, player: Player, table_id: str, seed_hash: str) -> TableSeen:
         """Commit to a seed by its hash (`fairness.seed_commitment`), to reveal once seeds
         close: nobody, the server included, learns it before every seat is bound."""
 
@@ -300,7 +221,7 @@ class Tables:
 
         return await self._change(player, table_id, change)
 
-    async def reveal_seed(self, player: Player, table_id: str, seed: str) -> TableView:
+    async def reveal_seed(self, player: Player, table_id: str, seed: str) -> TableSeen:
         """Reveal a committed seed after seeds closed; the last reveal deals the game."""
 
         async def change(table: TableState) -> Decided:
@@ -309,7 +230,7 @@ class Tables:
 
         return await self._change(player, table_id, change)
 
-    async def leave_table(self, player: Player, table_id: str) -> TableView:
+    async def leave_table(self, player: Player, table_id: str) -> TableSeen:
         """Leave (seed §9 "Leaving"): mid-game the seat stops picking and its stings stop
         counting; before the first deal of a buy-in table the stake comes back."""
 
@@ -332,7 +253,7 @@ class Tables:
 
     # --- reading ------------------------------------------------------------------------------
 
-    async def get_table(self, player: Player, table_id: str) -> TableView:
+    async def get_table(self, player: Player, table_id: str) -> TableSeen:
         table = await self.repository.table(table_id)
         if table.mode == "solo":
             require_seated(table, player)
@@ -341,30 +262,18 @@ class Tables:
 
     async def list_tables(
         self, *, stake: str, has_free_seat: bool, limit: int, offset: int
-    ) -> list[LobbyEntry]:
-        listed = await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
-        return [
-            LobbyEntry(
-                table_id=t.listing.table_id,
-                host_name=t.listing.host_name,
-                seats_taken=t.listing.seats_taken,
-                people=t.listing.people,
-                capacity=t.listing.capacity,
-                stake=t.listing.stake,
-                status=t.listing.status,
-                opened_at=t.opened_at,
-                bee_levels=t.listing.bee_levels,
-            )
-            for t in listed
-        ]
+    ) -> list[ListedTable]:
+        """The lobby: online tables not closed, newest first; `stake` "any", "free" or
+        "buy_in"; `has_free_seat`: only those with a seat left."""
+        return await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
 
     # --- how a change is committed ------------------------------------------------------------
 
-    async def _change(self, player: Player, table_id: str, change: Change) -> TableView:
+    async def _change(self, player: Player, table_id: str, change: Change) -> TableSeen:
         """Load the table, decide, commit; decided again on the fresh table whenever someone
         else changed it (or its game) first (service.usecases.retry)."""
 
-        async def attempt() -> TableView:
+        async def attempt() -> TableSeen:
             table = await self.repository.table(table_id)
             new_table, game = await self._commit(player, table, await change(table))
             if game is None and new_table.current_game is not None:
@@ -428,37 +337,14 @@ class Tables:
         if uow.table.ready_to_deal:
             await self.deals.deal(uow)
 
-    def _view(self, table: TableState, state: GameState | None, player: Player) -> TableView:
+    def _view(self, table: TableState, state: GameState | None, player: Player) -> TableSeen:
         game = None
         if state is not None:
             game_seat = seat_of(state, player.player_id)
             # Only those dealt into the game see it from the table; never another's hand.
             game = game_view(state, game_seat, self.ctx.clock()) if game_seat is not None else None
-        return TableView(
-            table_id=table.table_id,
-            mode=table.mode,
-            status=table.status,
-            host=table.host,
-            capacity=table.capacity,
-            stake=table.stake,
-            clock=table.clock,
-            seats=table.seat_infos(),
-            you=table.seat_of(player.player_id),
-            games=table.games,
-            game=game,
-            next_game=(
-                NextGame(
-                    game_id=table.next_game,
-                    commitment=table.next_commitment,
-                    seeds=len(table.seeds),
-                    committed=len(table.seed_hashes),
-                    seeds_closed=table.seeds_closed,
-                )
-                if table.next_game is not None and table.next_commitment is not None
-                else None
-            ),
-            your_seed=table.seed_of(player.player_id),
-        )
+        you, your_seed = table.seat_of(player.player_id), table.seed_of(player.player_id)
+        return TableSeen(table, you, your_seed, game)
 
 
 def require_seated(table: TableState, player: Player) -> int:

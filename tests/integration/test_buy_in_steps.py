@@ -48,7 +48,7 @@ async def balance(swarm: Swarm, player: Player) -> tuple[int, int]:
 
 async def test_a_hold_given_back_can_no_longer_be_seated(swarm: Swarm) -> None:
     ann, ben = await people(swarm, 2)
-    table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+    table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
     hold = await swarm.money.hold(ben, table.table_id, STAKE)
     assert await balance(swarm, ben) == (SIGN_UP_COINS - STAKE, STAKE)
     assert await swarm.money.give_back(hold, actor="test")
@@ -73,7 +73,7 @@ async def test_a_hold_given_back_can_no_longer_be_seated(swarm: Swarm) -> None:
 
 async def test_a_seated_hold_is_never_given_back(swarm: Swarm) -> None:
     ann, ben = await people(swarm, 2)
-    table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+    table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
     await swarm.tables.join_table(ben, table.table_id, None)
     seated = await swarm.repository.table(table.table_id)
     buy_in = seated.buy_in_of(ben.player_id)
@@ -90,7 +90,7 @@ async def test_a_sit_down_racing_its_give_back_ends_one_way(swarm: Swarm) -> Non
     with the stake held, or he is not seated and has his coins back; never both, never neither."""
     for _ in range(20):
         ann, ben = await people(swarm, 2)
-        table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+        table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
         hold = await swarm.money.hold(ben, table.table_id, STAKE)
 
         async def decided(state: object, hold: Hold = hold, ben: Player = ben) -> object:
@@ -126,7 +126,7 @@ async def test_a_transfer_relayed_twice_lands_once(swarm: Swarm) -> None:
 
 async def test_the_table_log_shows_each_step_of_a_buy_in(swarm: Swarm) -> None:
     ann, ben = await people(swarm, 2)
-    table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+    table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
     await swarm.tables.join_table(ben, table.table_id, None)
     await swarm.tables.leave_table(ben, table.table_id)
     await swarm.tables.leave_table(ann, table.table_id)  # the table closes: the log ends
@@ -143,7 +143,7 @@ async def test_a_hold_from_before_hold_ids_goes_back_on_its_own(swarm: Swarm) ->
     """An older version held stakes without ids, which no table takes now: the wallet releases
     them by itself, and leaves every hold with an id alone."""
     ann, ben = await people(swarm, 2)
-    table = await swarm.tables.create_table(ann, 3, STAKE, CLOCK)
+    table = (await swarm.tables.create_table(ann, 3, STAKE, CLOCK)).table
     await swarm.tables.join_table(ben, table.table_id, None)  # a hold with an id
     uow = UnitOfWork(swarm.repository)
     await uow.wallet_events(ben.player_id, [StakeHeld(table_id="old-table", amount=25)])

@@ -24,7 +24,7 @@ async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> N
     one, _ = await a.identity.create_guest("One")
     two, _ = await a.identity.create_guest("Two")
     late, _ = await b.identity.create_guest("Late")
-    table = await a.tables.create_table(host, 3, 0, None)
+    table = (await a.tables.create_table(host, 3, 0, None)).table
     await a.tables.join_table(one, table.table_id, None)
 
     stale = await b.repository.table(table.table_id)  # B reads: one seat left...

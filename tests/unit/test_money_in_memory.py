@@ -70,7 +70,7 @@ async def test_a_sit_down_cut_short_is_given_back_by_the_sweeper() -> None:
     clock = FakeClock()
     swarm = swarm_in_memory(clock, hold_expiry=60.0)
     ann, ben = await account(swarm, "Ann"), await account(swarm, "Ben")
-    table = await swarm.tables.create_table(ann, 3, 40, CLOCK)
+    table = (await swarm.tables.create_table(ann, 3, 40, CLOCK)).table
     await swarm.money.hold(ben, table.table_id, 40)  # ...and the sit-down never gets further
     assert await swarm.money.expire_holds(after=timedelta(seconds=60)) == 0  # too young
     clock.advance(61)
@@ -90,7 +90,7 @@ async def test_a_delivery_cut_short_is_relayed_once(monkeypatch: pytest.MonkeyPa
     clock = FakeClock()
     swarm = swarm_in_memory(clock)
     ann, ben = await account(swarm, "Ann"), await account(swarm, "Ben")
-    table = await swarm.tables.create_table(ann, 2, 100, CLOCK)
+    table = (await swarm.tables.create_table(ann, 2, 100, CLOCK)).table
 
     # The database goes away between the table's commit and its deliveries.
     failing: list[TransferUnion] = []
