@@ -621,8 +621,8 @@ HEADERS: dict[str, dict[str, Any]] = {
         "`Bearer`: how to authenticate (RFC 6750).", {"type": "string"}, required=True
     ),
     "Cache-Control": _header(
-        "`no-store`: the answer holds a credential (a token or a stream ticket); no cache may "
-        "keep it.",
+        "`no-store`, on every answer: answers are per caller and current (a game view holds "
+        "the caller's hand; some answers a token or a stream ticket), so no cache may keep one.",
         {"type": "string", "enum": ["no-store"]},
         required=True,
     ),
@@ -676,7 +676,7 @@ RATE_LIMIT_HEADERS = (
 )
 
 
-def _headers_of(path: str, status: int, cached: bool, replayable: bool) -> list[str]:
+def _headers_of(path: str, status: int, replayable: bool) -> list[str]:
     """The headers an answer of `path` with `status` carries (service/api/edge.py sends the
     first two on every answer, and Retry-After and WWW-Authenticate where they belong)."""
     names = ["X-Request-ID", API_VERSION_HEADER]
@@ -686,8 +686,7 @@ def _headers_of(path: str, status: int, cached: bool, replayable: bool) -> list[
         names.append("Retry-After")
     if status == 401:
         names.append("WWW-Authenticate")
-    if cached and 200 <= status < 300:
-        names.append("Cache-Control")
+    names.append("Cache-Control")
     if replayable and 200 <= status < 300:
         names.append(idempotency.REPLAYED)
     return names
@@ -698,13 +697,9 @@ def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
     document["components"]["headers"] = HEADERS
     for path, _method, operation in _operations(document):
         for key, response in operation["responses"].items():
-            declared = response.get("headers", {})
-            cached = "cache-control" in declared or "Cache-Control" in declared
             response["headers"] = {
                 name: {"$ref": f"#/components/headers/{name}"}
-                for name in _headers_of(
-                    path, int(key), cached, operation["operationId"] in replayable
-                )
+                for name in _headers_of(path, int(key), operation["operationId"] in replayable)
             }
 
 

@@ -16,6 +16,7 @@ from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
 from service.domain.rules.events import event_type
+from service.store.pool import Pool
 from service.usecases import play
 from tests.e2e.api_client import Api
 
@@ -218,3 +219,35 @@ async def test_a_move_that_is_not_written_is_not_played_out(
     assert refused.status_code == 401
     assert not [d for d in made if "picks_revealed" in d], made
     assert (await ben.game(gid))["version"] == version
+
+
+async def test_the_bees_think_before_their_turn_is_written_not_between_its_events(
+    ada: Api, pool: Pool
+) -> None:
+    """`recorded_at` gaps: the database stamps each event as it is inserted. The bee players'
+    picks (medium bees think tens of milliseconds each, from their hidden hands) are decided
+    before the append that starts their turn, so the turn's `turn_started` and every bee's
+    `pick_confirmed` are one transaction, and no gap between their times holds a bee's
+    thinking (which would tell one bee's from another's)."""
+    response = await ada.client.post(
+        "/solo-tables", json={"players": 4, "level": "medium"}, headers=ada.headers
+    )
+    game = response.json()["game"]
+    gid = game["game_id"]
+    for _ in range(3):
+        view = await ada.game(gid)
+        if view["phase"] == "choosing":
+            await ada.ok_move(gid, type="take_stem", stem=view["choice"]["cheapest"])
+        else:
+            await ada.ok_move(gid, type="confirm", bee=view["hand"][-1])
+    rows = await pool.fetch(
+        "select version, type, data->>'seat' as seat, txid::text from events"
+        " where stream = $1 order by version",
+        f"game-{gid}",
+    )
+    turns = [r for r in rows if r["type"] == "turn_started"]
+    assert len(turns) >= 3
+    for turn in turns:
+        after = [r for r in rows if r["version"] > turn["version"]][:3]
+        assert [r["type"] for r in after] == ["pick_confirmed"] * 3  # seats 2, 3, 4: the bees
+        assert {r["txid"] for r in after} == {turn["txid"]}
