@@ -10,16 +10,25 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
-from uuid import UUID
 
 import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 
+from service.api.answers import (
+    LeaderboardPage,
+    MyGames,
+    Profile,
+    PublicProfile,
+    leaderboard_page,
+    my_games,
+    profile,
+    public_profile,
+)
 from service.api.bodies import NO_STORE, TEXT_PATTERN, Name
-from service.api.dependencies import AUTH, Caller, Service, strict_body
+from service.api.dependencies import AUTH, BODY, Caller, PlayerId, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import problem, refuses
 from service.bootstrap import Swarm
@@ -37,8 +46,7 @@ from service.usecases.accounts import (
 )
 from service.usecases.errors import NotFound, Unauthorized
 from service.usecases.identity import Player, TooManySignUps, token_hash
-from service.usecases.my_games import MyGames
-from service.usecases.profiles import LeaderboardOrder, LeaderboardPage, Profile, PublicProfile
+from service.usecases.profiles import LeaderboardOrder
 
 Password = Annotated[
     str,
@@ -140,6 +148,7 @@ class AccountController(Controller):
         summary="Create an account",
         cache_control=NO_STORE,
         status_code=201,
+        opt={BODY: "The account's name and password."},
     )
     @refuses(InvalidName, InvalidAccount, NameTaken, AlreadyRegistered, TooManySignUps)
     async def register(
@@ -172,6 +181,7 @@ class SessionController(Controller):
         summary="Log in",
         cache_control=NO_STORE,
         status_code=201,
+        opt={BODY: "The account's name and password."},
     )
     @refuses(InvalidName, "invalid-credentials", "too-many-logins")
     async def login(
@@ -228,7 +238,7 @@ class ProfileController(Controller):
         """Your own profile: name, whether you have an account, coins (spendable and held for
         buy-in tables), XP and level (1 + XP ÷ 500), badges, online games played and won.
         Always the caller's: there is no way to read another's."""
-        return await service.profiles.me(player)
+        return profile(await service.profiles.me(player))
 
     @get("/me/games", operation_id="listMyGames", summary="The tables and games you sit at")
     @refuses()
@@ -236,7 +246,7 @@ class ProfileController(Controller):
         """The tables you sit at now, solo ones included, most recently joined first, each
         with its current game (its id, phase and turn) and whether it waits for your move:
         what a client reloads to resume."""
-        return await service.my_games.list(player)
+        return my_games(await service.my_games.list(player))
 
     @get(
         "/players/{player_id:uuid}",
@@ -245,11 +255,11 @@ class ProfileController(Controller):
     )
     @refuses(NotFound)
     async def get_player(
-        self, player_id: FromPath[UUID], player: Caller, service: Service
+        self, player_id: PlayerId, player: Caller, service: Service
     ) -> PublicProfile:
         """Anyone's public profile: name, level, XP, badges, games played and won (never
         their coins)."""
-        return await service.profiles.player(str(player_id))
+        return public_profile(await service.profiles.player(str(player_id)))
 
     @get("/leaderboard", operation_id="listLeaderboard", summary="The leaderboard")
     @refuses()
@@ -266,7 +276,8 @@ class ProfileController(Controller):
     ) -> LeaderboardPage:
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
         null on the last page). Ties are broken by the other measure, then by player id."""
-        return await service.profiles.leaderboard(by, limit, offset)
+        ranked = await service.profiles.leaderboard(by, limit + 1, offset)
+        return leaderboard_page(by, ranked, limit, offset)
 
 
 ACCOUNT_CONTROLLERS = [AccountController, SessionController, ProfileController]

@@ -14,7 +14,6 @@ from service.api.envelopes import VisibleEvent
 from service.domain.names import NAME_MAX, name_pattern
 from service.domain.rules.events import BeeLevel
 from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
-from service.usecases.tables import LobbyEntry
 
 # Patterns are searched (re.search), and Python's `$` also matches before a final newline:
 # every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
@@ -177,22 +176,6 @@ class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
 
 def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
     return data.client_seed if data is not None else None
-
-
-class LobbyPage(msgspec.Struct):
-    """A page of the lobby, newest tables first.
-
-    Attributes:
-        tables: The tables of this page.
-        limit: The page size asked for.
-        offset: How many entries come before this page.
-        next_offset: The offset of the next page; null on the last page.
-    """
-
-    tables: list[LobbyEntry]
-    limit: int
-    offset: int
-    next_offset: int | None  # None on the last page
 
 
 class EventPage(msgspec.Struct):

@@ -1,15 +1,18 @@
 """What every handler is given: strict body decoding before Litestar's lax conversion, the use
-cases (`Service`), the caller behind the bearer token (`Caller`), and a stream's viewer."""
+cases (`Service`), the caller behind the bearer token (`Caller`), a stream's viewer, and the ids
+in its path (`TableId`, `GameId`, `PlayerId`, each described where it is declared)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+from uuid import UUID
 
 import msgspec
 import structlog
 from litestar import Request
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.params import PathParameter
 
 from service.api.problems import problem
 from service.bootstrap import Swarm
@@ -197,3 +200,22 @@ VIEWER = {"viewer": Provide(provide_viewer)}
 log = structlog.get_logger(__name__)
 
 AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
+
+# The ids a path names, each with what it is and where a client finds it.
+TableId = Annotated[
+    UUID,
+    PathParameter(
+        description="The table's id (from createTable, createSoloTable, listTables or listMyGames)"
+    ),
+]
+GameId = Annotated[
+    UUID,
+    PathParameter(
+        description="The game's id (from a table's `games`, `game.game_id`, or listMyGames)"
+    ),
+]
+PlayerId = Annotated[UUID, PathParameter(description="The player's id")]
+
+# A handler's `opt[BODY]`: its request body, in words (the document's `requestBody`
+# description: Litestar has no place of its own for it).
+BODY = "request_body"

@@ -54,6 +54,7 @@ DRAIN_MESSAGE = b": the server is restarting; reconnect with Last-Event-ID\nretr
 
 # Every answer says which contract it speaks (the document's info.version).
 _API_VERSION = (b"api-version", __version__.encode("ascii"))
+_NO_STORE = (b"cache-control", b"no-store")
 # What every answer with these statuses must carry, whoever made it: how to authenticate, when
 # to come back. Added here when the answer's maker left it out.
 _MUST_SAY = {
@@ -185,6 +186,12 @@ class Edge:
                 status = message["status"]
                 response_started = True
                 extra = [(b"x-request-id", request_id.encode("latin-1")), _API_VERSION]
+                sent = message.get("headers", [])
+                if not any(name.lower() == b"cache-control" for name, _ in sent):
+                    # Answers are per caller and current (a view holds the caller's hand, some
+                    # answers a token): no browser or shared cache may keep one. The board's
+                    # files set their own (`no-cache`).
+                    extra.append(_NO_STORE)
                 if status in _MUST_SAY:
                     extra += _missing(status, message.get("headers", []))
                 if status == 413:

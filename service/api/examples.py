@@ -15,37 +15,21 @@ from typing import Any
 import msgspec
 
 from service.api.envelopes import entries
-from service.api.history_routes import game_state_at
+from service.api.history_routes import GameSteps, game_state_at
 from service.api.problems import title_of
-from service.domain.history import moment, states, steps_of
+from service.domain.history import moment, states, steps_of, turns_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
 from service.store.events import RecordedEvent
-from service.usecases.history import GameSteps, StateAt, turns_of
+from service.usecases.history import StateAt
 from service.usecases.streams import visible_events
 
 GAME_ID = "0b7d6c3e-5f1a-4c2b-9e8d-7a6b5c4d3e2f"
 TABLE_ID = "5e4d3c2b-1a09-4f8e-8d7c-6b5a49382716"
 PLAYER_ID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
 AT = datetime(2026, 1, 2, 15, 4, 5, tzinfo=UTC)
-
-REQUEST_DESCRIPTIONS = {
-    "createGuest": "The name to show at tables.",
-    "register": "The account's name and password.",
-    "login": "The account's name and password.",
-    "createSoloTable": "How many players, you included (the rest are bee players).",
-    "createTable": "The table's seats, stake and clock; every field has a default.",
-    "joinTable": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "startGame": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "fillWithBees": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "playAgain": "Optional: your seed for the game that will be dealt (or no body at all).",
-    "contributeSeed": "Your seed for the table's next game.",
-    "commitSeed": "The hash of the seed you will reveal once seeds close.",
-    "revealSeed": "The seed you committed to.",
-    "submitMove": "The move, with a `move_id` of your choosing (unique per move).",
-}
 
 
 def _example(summary: str, value: Any) -> dict[str, Any]:

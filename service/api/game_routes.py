@@ -4,13 +4,12 @@ the export and the server's own verification. Thin: each calls one use case."""
 from __future__ import annotations
 
 from typing import Annotated, Any
-from uuid import UUID
 
 import structlog
 from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 
 from service.api.bodies import (
@@ -25,10 +24,12 @@ from service.api.bodies import (
 )
 from service.api.dependencies import (
     AUTH,
+    BODY,
     MOVER,
     VIEWER,
     Caller,
     CallerToken,
+    GameId,
     Moving,
     Service,
     stream_viewer,
@@ -81,7 +82,7 @@ class GameController(Controller):
 
     @get("/{game_id:uuid}", operation_id="getGame", summary="Your view of a game")
     @refuses(NotFound, Forbidden)
-    async def get_game(self, game_id: FromPath[UUID], service: Service, player: Caller) -> GameView:
+    async def get_game(self, game_id: GameId, service: Service, player: Caller) -> GameView:
         """The caller's view: their hand, the stems, every seat's stings, pile and status, the
         forecast for each bee in hand, and any too-low choice with the cost of each stem; every
         bee with its stings beside it. Anyone may look at a game of an online table: without a
@@ -94,7 +95,10 @@ class GameController(Controller):
         summary="Tap, confirm or take a stem",
         status_code=200,
         dependencies=MOVER,
-        opt={OWN_KEY: True},  # `move_id` is the move's idempotency key
+        opt={
+            OWN_KEY: True,  # `move_id` is the move's idempotency key
+            BODY: "The move, with a `move_id` of your choosing (unique per move).",
+        },
     )
     @refuses(
         NotFound,
@@ -111,7 +115,7 @@ class GameController(Controller):
         GameOver,
     )
     async def submit_move(
-        self, game_id: FromPath[UUID], data: JSONBody[AnyMove], service: Service, mover: Moving
+        self, game_id: GameId, data: JSONBody[AnyMove], service: Service, mover: Moving
     ) -> Response[GameView]:
         """Tap a bee (changeable), confirm (final), or take a stem when your bee is too low.
         Bee players react at once. `move_id` is the move's idempotency key, per player per
@@ -131,9 +135,7 @@ class GameController(Controller):
         summary="The whole game, for an offline audit",
     )
     @refuses(NotFound, GameNotOver)
-    async def export_game(
-        self, game_id: FromPath[UUID], service: Service, player: Caller
-    ) -> GameExport:
+    async def export_game(self, game_id: GameId, service: Service, player: Caller) -> GameExport:
         """After the game: the whole game as one document, its events (each with its hash-chain
         link) and the revealed deal, for anyone to audit offline with
         `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
@@ -147,7 +149,7 @@ class GameController(Controller):
     @refuses(NotFound, GameNotOver, SeatNotPlaying)
     async def analyse_turn(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         service: Service,
         player: Caller,
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
@@ -173,7 +175,7 @@ class GameController(Controller):
     @refuses(NotFound, GameNotOver)
     async def verify_game(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         service: Service,
         player: Caller,
         expect_commitment: Annotated[
@@ -236,7 +238,7 @@ class GameController(Controller):
     @refuses(NotFound, Forbidden)
     async def list_game_events(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         service: Service,
         player: Caller,
         after: Annotated[
@@ -261,7 +263,7 @@ class GameController(Controller):
     )
     @refuses(NotFound, Forbidden)
     async def create_game_stream_ticket(
-        self, game_id: FromPath[UUID], service: Service, viewer: CallerToken
+        self, game_id: GameId, service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
         """A ticket that opens this game's stream without the bearer token in the URL, for
         a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
@@ -281,7 +283,7 @@ class GameController(Controller):
     @refuses(NotFound, Forbidden)
     async def stream_game_events(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         request: Request[Any, Any, Any],
         service: Service,
         state: State,

@@ -4,19 +4,18 @@
 from __future__ import annotations
 
 from typing import Annotated
-from uuid import UUID
 
 import msgspec
 from litestar import Controller, get
-from litestar.params import FromPath, Parameter
+from litestar.params import Parameter
 
-from service.api.dependencies import AUTH, VIEWER, Caller, Service, strict_body
+from service.api.dependencies import AUTH, VIEWER, Caller, GameId, Service, strict_body
 from service.api.envelopes import VisibleEvent, entry
 from service.api.problems import refuses
-from service.domain.history import Changes, SeatAt, Step
+from service.domain.history import Changes, SeatAt, Step, TurnSteps
 from service.domain.views import GameView, PickView
 from service.usecases.errors import Forbidden, NotFound, VersionNotFound
-from service.usecases.history import GameSteps, StateAt
+from service.usecases.history import StateAt, StepsSeen
 
 
 class GameStateAt(msgspec.Struct, frozen=True, kw_only=True):
@@ -71,6 +70,35 @@ def game_state_at(at: StateAt) -> GameStateAt:
     )
 
 
+class GameSteps(msgspec.Struct, frozen=True, kw_only=True):
+    """Every step of a game, and its turns by version (`listGameSteps`).
+
+    Attributes:
+        game_id: The game.
+        latest: The game's version now; `steps` has one entry a version, 1 to `latest`.
+        over: The game has ended: every step shows its bees.
+        steps: Every event as a step, as the caller may see it, version 1 first.
+        turns: Each turn's start, reveal, flights and last version, turn 1 first.
+    """
+
+    game_id: str
+    latest: int
+    over: bool
+    steps: tuple[Step, ...]
+    turns: tuple[TurnSteps, ...]
+
+
+def game_steps(seen: StepsSeen) -> GameSteps:
+    """The use case's answer on the wire."""
+    return GameSteps(
+        game_id=seen.game_id,
+        latest=seen.latest,
+        over=seen.over,
+        steps=seen.steps,
+        turns=seen.turns,
+    )
+
+
 class HistoryController(Controller):
     path = "/games"
     dependencies = VIEWER
@@ -86,7 +114,7 @@ class HistoryController(Controller):
     @refuses(NotFound, VersionNotFound, Forbidden)
     async def get_game_state(
         self,
-        game_id: FromPath[UUID],
+        game_id: GameId,
         version: Annotated[
             int,
             Parameter(
@@ -119,12 +147,10 @@ class HistoryController(Controller):
         summary="Every step of a game, and where each turn is",
     )
     @refuses(NotFound, Forbidden)
-    async def list_game_steps(
-        self, game_id: FromPath[UUID], service: Service, player: Caller
-    ) -> GameSteps:
+    async def list_game_steps(self, game_id: GameId, service: Service, player: Caller) -> GameSteps:
         """Every event of the game as a step (in words and in fields), redacted as
         getGameState redacts it, and each turn's versions: where it starts, where its picks
         are revealed, each bee's flight (a landing, a sixth bee's take, a too-low bee and the
         stem it took), and its last version. Step through a game by event with getGameState
         at version 1, 2, …; by turn with the versions listed here."""
-        return await service.history.steps(player, str(game_id))
+        return game_steps(await service.history.steps(player, str(game_id)))

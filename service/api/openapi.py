@@ -38,6 +38,7 @@ from litestar.openapi.plugins import (
 )
 
 from service.api import examples, idempotency
+from service.api.dependencies import BODY
 from service.api.envelopes import TableLogEntry, VisibleEvent
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
@@ -95,12 +96,6 @@ def stored_events(components: dict[str, Any]) -> None:
 
 # Properties that hold a server-made UUID as text.
 UUID_PROPERTIES = {"game_id", "table_id", "player_id", "host"}
-
-PATH_PARAMETERS = {
-    "table_id": "The table's id (from createTable, createSoloTable, listTables or listMyGames)",
-    "game_id": "The game's id (from a table's `games`, `game.game_id`, or listMyGames)",
-    "player_id": "The player's id",
-}
 
 STATUS_DESCRIPTIONS = {
     400: "Malformed request (wrong types, unknown fields or query parameters, bad parameters)",
@@ -626,8 +621,8 @@ HEADERS: dict[str, dict[str, Any]] = {
         "`Bearer`: how to authenticate (RFC 6750).", {"type": "string"}, required=True
     ),
     "Cache-Control": _header(
-        "`no-store`: the answer holds a credential (a token or a stream ticket); no cache may "
-        "keep it.",
+        "`no-store`, on every answer: answers are per caller and current (a game view holds "
+        "the caller's hand; some answers a token or a stream ticket), so no cache may keep one.",
         {"type": "string", "enum": ["no-store"]},
         required=True,
     ),
@@ -681,7 +676,7 @@ RATE_LIMIT_HEADERS = (
 )
 
 
-def _headers_of(path: str, status: int, cached: bool, replayable: bool) -> list[str]:
+def _headers_of(path: str, status: int, replayable: bool) -> list[str]:
     """The headers an answer of `path` with `status` carries (service/api/edge.py sends the
     first two on every answer, and Retry-After and WWW-Authenticate where they belong)."""
     names = ["X-Request-ID", API_VERSION_HEADER]
@@ -691,8 +686,7 @@ def _headers_of(path: str, status: int, cached: bool, replayable: bool) -> list[
         names.append("Retry-After")
     if status == 401:
         names.append("WWW-Authenticate")
-    if cached and 200 <= status < 300:
-        names.append("Cache-Control")
+    names.append("Cache-Control")
     if replayable and 200 <= status < 300:
         names.append(idempotency.REPLAYED)
     return names
@@ -703,13 +697,9 @@ def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
     document["components"]["headers"] = HEADERS
     for path, _method, operation in _operations(document):
         for key, response in operation["responses"].items():
-            declared = response.get("headers", {})
-            cached = "cache-control" in declared or "Cache-Control" in declared
             response["headers"] = {
                 name: {"$ref": f"#/components/headers/{name}"}
-                for name in _headers_of(
-                    path, int(key), cached, operation["operationId"] in replayable
-                )
+                for name in _headers_of(path, int(key), operation["operationId"] in replayable)
             }
 
 
@@ -800,8 +790,6 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         security = operation.setdefault("security", [])
         operation["security"] = [s for i, s in enumerate(security) if s not in security[:i]]
         for parameter in operation.get("parameters", ()):
-            if parameter.get("in") == "path" and parameter["name"] in PATH_PARAMETERS:
-                parameter.setdefault("description", PATH_PARAMETERS[parameter["name"]])
             if parameter.get("in") == "query":
                 _constrain_strings(parameter["name"], parameter["schema"])
         body = operation.get("requestBody")
@@ -813,7 +801,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 body["required"] = False
                 rest = [v for v in variants if v != {"type": "null"}]
                 media["schema"] = rest[0] if len(rest) == 1 else {"oneOf": rest}
-            body.setdefault("description", examples.REQUEST_DESCRIPTIONS.get(op_id, "The request."))
+            body.setdefault("description", handlers[op_id].opt.get(BODY, "The request."))
             request_examples = examples.requests().get(op_id)
             if request_examples:
                 media["examples"] = request_examples

@@ -10,7 +10,7 @@ from litestar.datastructures import State
 from litestar.params import JSONBody
 
 from service.api.bodies import NO_STORE, GuestIn, GuestOut, Health
-from service.api.dependencies import Service, strict_body
+from service.api.dependencies import BODY, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import refuses
 from service.domain.names import InvalidName
@@ -28,6 +28,7 @@ class GuestController(Controller):
         summary="Create a guest",
         status_code=201,
         cache_control=NO_STORE,
+        opt={BODY: "The name to show at tables."},
     )
     @refuses(InvalidName, TooManySignUps)
     async def create_guest(

@@ -7,18 +7,17 @@ set of dependencies and one tag, as Litestar's controllers are meant to."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
-from uuid import UUID
 
 import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
-from litestar.params import FromPath, JSONBody, QueryParameter
+from litestar.params import JSONBody, QueryParameter
 from litestar.response import ServerSentEvent
 
+from service.api.answers import LobbyPage, TableView, lobby_page, table_view
 from service.api.bodies import (
     NO_STORE,
     FillWithBeesIn,
-    LobbyPage,
     OptionalSeedIn,
     SeedCommitmentIn,
     SeedIn,
@@ -29,10 +28,12 @@ from service.api.bodies import (
 )
 from service.api.dependencies import (
     AUTH,
+    BODY,
     VIEWER,
     Caller,
     CallerToken,
     Service,
+    TableId,
     stream_viewer,
     strict_body,
 )
@@ -71,9 +72,10 @@ from service.domain.tables import (
     TooManyTables,
 )
 from service.usecases.errors import Conflict, Forbidden, NotFound
-from service.usecases.tables import TableView
 
 log = structlog.get_logger(__name__)
+
+OPTIONAL_SEED = "Optional: your seed for the game that will be dealt (or no body at all)."
 
 
 class TableController(Controller):
@@ -88,6 +90,7 @@ class TableController(Controller):
         operation_id="createSoloTable",
         summary="Play solo against bee players",
         status_code=201,
+        opt={BODY: "How many players, you included (the rest are bee players)."},
     )
     @refuses(InvalidSeats, InvalidTable, Conflict)
     async def create_solo_table(
@@ -97,8 +100,10 @@ class TableController(Controller):
         dealt at once. With `"deal": false` the table opens with the commitment to its first
         game's deal (`next_game`) and deals when you call startGame, with your seed if you give
         one (docs/fairness.md). Nothing is timed, paid or recorded."""
-        return await service.tables.create_solo_table(
-            player, data.players, deal=data.deal, level=data.level
+        return table_view(
+            await service.tables.create_solo_table(
+                player, data.players, deal=data.deal, level=data.level
+            )
         )
 
     @post(
@@ -106,6 +111,7 @@ class TableController(Controller):
         operation_id="createTable",
         summary="Open an online table",
         status_code=201,
+        opt={BODY: "The table's seats, stake and clock; every field has a default."},
     )
     @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
     async def create_table(
@@ -117,7 +123,7 @@ class TableController(Controller):
         exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
         player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
-        return await service.tables.create_table(player, data.seats, data.stake, clock)
+        return table_view(await service.tables.create_table(player, data.seats, data.stake, clock))
 
     @get(
         "/tables",
@@ -140,16 +146,10 @@ class TableController(Controller):
     ) -> LobbyPage:
         """The lobby: open tables, newest first, with seats taken of the total, stake, host and
         when they opened. Served from a projection written with the tables' events."""
-        tables = await service.tables.list_tables(
+        listed = await service.tables.list_tables(
             stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
         )
-        more = len(tables) > limit
-        return LobbyPage(
-            tables=tables[:limit],
-            limit=limit,
-            offset=offset,
-            next_offset=offset + limit if more else None,
-        )
+        return lobby_page(listed, limit, offset)
 
     @get(
         "/tables/{table_id:uuid}",
@@ -157,18 +157,17 @@ class TableController(Controller):
         summary="A table and your view of its game",
     )
     @refuses(NotFound, Forbidden)
-    async def get_table(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
-    ) -> TableView:
+    async def get_table(self, table_id: TableId, service: Service, player: Caller) -> TableView:
         """The table (anyone may look at an online table) and, in `game`, the caller's view of
         its current game if they were dealt into it."""
-        return await service.tables.get_table(player, str(table_id))
+        return table_view(await service.tables.get_table(player, str(table_id)))
 
     @post(
         "/tables/{table_id:uuid}/seats",
         operation_id="joinTable",
         summary="Take a seat",
         status_code=200,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -185,13 +184,13 @@ class TableController(Controller):
     )
     async def join_table(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return await service.tables.join_table(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.join_table(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -200,20 +199,19 @@ class TableController(Controller):
         status_code=200,
     )
     @refuses(NotFound, NotSeated, TableClosed, Conflict)
-    async def leave_table(
-        self, table_id: FromPath[UUID], service: Service, player: Caller
-    ) -> TableView:
+    async def leave_table(self, table_id: TableId, service: Service, player: Caller) -> TableView:
         """Leave the table. During a game you pick no more bees (an unrevealed pick is
         withdrawn, a pending too-low choice is taken as the cheapest stem) and your stings stop
         counting; if one person is left they win at once. A host who leaves hands the table
         to the next person in seat order; a table with nobody left closes."""
-        return await service.tables.leave_table(player, str(table_id))
+        return table_view(await service.tables.leave_table(player, str(table_id)))
 
     @post(
         "/tables/{table_id:uuid}/start",
         operation_id="startGame",
         summary="Start the first game (host)",
         status_code=200,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -229,20 +227,26 @@ class TableController(Controller):
     )
     async def start_game(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """The host starts the first game: with at least two people seated, or at a solo table
         opened with `"deal": false`."""
-        return await service.tables.start_game(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.start_game(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/bees",
         operation_id="fillWithBees",
         summary="Fill empty seats with bee players (host)",
         status_code=200,
+        opt={
+            BODY: (
+                "Optional: your seed for the game that will be dealt, and the bees' level (or no "
+                "body at all)."
+            )
+        },
     )
     @refuses(
         NotFound,
@@ -259,22 +263,25 @@ class TableController(Controller):
     )
     async def fill_with_bees(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[FillWithBeesIn | None] = None,
     ) -> TableView:
         """On a free table with at least two people, the host fills every empty seat with bee
-        players (Buzz, Bumble, … in that order) of the `level` asked ("heuristic" unless
-        asked), and the game starts at once."""
+        players (Buzz, Bumble, … in that order) of the `level` asked ("easy" unless asked),
+        and the game starts at once."""
         level = data.level if data is not None else DEFAULT_LEVEL
-        return await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+        return table_view(
+            await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+        )
 
     @post(
         "/tables/{table_id:uuid}/games",
         operation_id="playAgain",
         summary="Deal another game at the table",
         status_code=201,
+        opt={BODY: OPTIONAL_SEED},
     )
     @refuses(
         NotFound,
@@ -289,7 +296,7 @@ class TableController(Controller):
     )
     async def play_again(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         service: Service,
         player: Caller,
         data: JSONBody[OptionalSeedIn | None] = None,
@@ -297,33 +304,37 @@ class TableController(Controller):
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return await service.tables.play_again(player, str(table_id), _seed_of(data))
+        return table_view(await service.tables.play_again(player, str(table_id), _seed_of(data)))
 
     @post(
         "/tables/{table_id:uuid}/seed",
         operation_id="contributeSeed",
         summary="Contribute a seed to the next deal",
         status_code=200,
+        opt={BODY: "Your seed for the table's next game."},
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def contribute_seed(
-        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+        self, table_id: TableId, data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
         """Contribute your seed to the table's next game, whose commitment (`next_game`) is
         already public. Joining, starting, filling with bees and play again take the same
         optional `client_seed`. A later seed replaces yours; bee players give none."""
-        return await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+        return table_view(
+            await service.tables.contribute_seed(player, str(table_id), data.client_seed)
+        )
 
     @post(
         "/tables/{table_id:uuid}/seed-commitment",
         operation_id="commitSeed",
         summary="Commit to a seed by its hash",
         status_code=200,
+        opt={BODY: "The hash of the seed you will reveal once seeds close."},
     )
     @refuses(NotFound, Conflict, NoGameToSeed, NotSeated, SeedsAreClosed, TableClosed)
     async def commit_seed(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         data: JSONBody[SeedCommitmentIn],
         service: Service,
         player: Caller,
@@ -332,13 +343,14 @@ class TableController(Controller):
         every seat is bound (docs/fairness.md, "Seeds: commit, then reveal"). When the deal is
         asked for, seeds close and the game waits for your reveal (revealSeed); a seed not
         revealed within the reveal window (30 s) is recorded withheld and your seat gets none."""
-        return await service.tables.commit_seed(player, str(table_id), data.seed_hash)
+        return table_view(await service.tables.commit_seed(player, str(table_id), data.seed_hash))
 
     @post(
         "/tables/{table_id:uuid}/seed-reveal",
         operation_id="revealSeed",
         summary="Reveal the seed you committed to",
         status_code=200,
+        opt={BODY: "The seed you committed to."},
     )
     @refuses(
         NotFound,
@@ -352,11 +364,11 @@ class TableController(Controller):
         TableClosed,
     )
     async def reveal_seed(
-        self, table_id: FromPath[UUID], data: JSONBody[SeedIn], service: Service, player: Caller
+        self, table_id: TableId, data: JSONBody[SeedIn], service: Service, player: Caller
     ) -> TableView:
         """Reveal the seed you committed to, once seeds are closed (`next_game.seeds_closed`);
         422 if it is not the one committed. The last reveal deals the game."""
-        return await service.tables.reveal_seed(player, str(table_id), data.client_seed)
+        return table_view(await service.tables.reveal_seed(player, str(table_id), data.client_seed))
 
     @post(
         "/tables/{table_id:uuid}/stream-tickets",
@@ -367,7 +379,7 @@ class TableController(Controller):
     )
     @refuses(NotFound, Forbidden)
     async def create_table_stream_ticket(
-        self, table_id: FromPath[UUID], service: Service, viewer: CallerToken
+        self, table_id: TableId, service: Service, viewer: CallerToken
     ) -> StreamTicketOut:
         """A ticket that opens this table's stream without the bearer token in the URL, for
         a browser's `EventSource`: `new EventSource(base + stream_url)`. It lives 5 minutes
@@ -387,7 +399,7 @@ class TableController(Controller):
     @refuses(NotFound, Forbidden)
     async def stream_table_events(
         self,
-        table_id: FromPath[UUID],
+        table_id: TableId,
         request: Request[Any, Any, Any],
         service: Service,
         state: State,

@@ -400,16 +400,21 @@ export class GameScreen {
   onEnded() {
     this.meadow.verify().then(() => this.drawResult());
     this.learnPaid();
-    // Whether Play again can work depends on the table now (who is still seated, closed or not).
+    // Whether Play again can work depends on the table now (who is still seated, closed or not):
+    // not offered until the table is read again (the one held may be from before the end).
     if (this.table) {
+      this.tableBeforeEnd = true;
       api
         .getTable(this.shown.table_id)
         .then((table) => {
           this.table = table;
+        })
+        .catch(() => {})
+        .finally(() => {
+          this.tableBeforeEnd = false;
           this.drawResult();
           this.drawGameBar?.();
-        })
-        .catch(() => {});
+        });
     }
     if (this.mode === "online" && this.shown.you) {
       // Play again by anyone still at the table deals everyone in: follow them to it.
@@ -1048,6 +1053,7 @@ export class GameScreen {
     if (!me || me.status === "left") return false;
     const t = this.table;
     if (!t) return this.mode === "solo";
+    if (this.tableBeforeEnd) return false;
     if (t.status === "closed" || t.you === null || t.you === undefined) return false;
     if (t.mode === "online" && t.seats.filter((s) => s.kind === "person").length < 2) return false;
     return true;

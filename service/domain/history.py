@@ -248,6 +248,48 @@ def steps_of(
     return tuple(out)
 
 
+class TurnSteps(msgspec.Struct, frozen=True, kw_only=True):
+    """Where one turn is in the log, by version: ask `getGameState` for any of them.
+
+    Attributes:
+        turn: The turn, 1 to 10.
+        start: The version of its `turn_started`.
+        reveal: The version of its `picks_revealed`; null if the turn was not revealed (yet).
+        flights: The versions where a bee of this turn landed, took a stem as the sixth bee,
+            was too low, or took a stem, in the order they happened.
+        last: The last version of the turn: the one before the next turn starts (the end of
+            the game and the revealed deal belong to no turn).
+    """
+
+    turn: int
+    start: int
+    reveal: int | None
+    flights: tuple[int, ...]
+    last: int
+
+
+def turns_of(listed: tuple[Step, ...]) -> tuple[TurnSteps, ...]:
+    """Each turn's versions, from the steps of a whole log."""
+    turns: list[TurnSteps] = []
+    for step in listed:
+        if step.kind == "turn":
+            turns.append(
+                TurnSteps(
+                    turn=step.turn, start=step.version, reveal=None, flights=(), last=step.version
+                )
+            )
+            continue
+        if not turns or step.kind in ("end", "deal_revealed"):
+            continue
+        current = turns[-1]
+        if step.kind == "reveal":
+            current = msgspec.structs.replace(current, reveal=step.version)
+        elif step.kind in ("landing", "sixth_bee", "too_low", "take"):
+            current = msgspec.structs.replace(current, flights=(*current.flights, step.version))
+        turns[-1] = msgspec.structs.replace(current, last=step.version)
+    return tuple(turns)
+
+
 # --- words ---------------------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
 from service.domain.rules.engine import (
     Forecast,
     GameState,
+    Phase,
     cheapest_stem,
     forecast,
     stem_costs,
@@ -71,6 +72,12 @@ from service.domain.transfers import GrantReward
 
 SeatStatus = Literal["picking", "tapped", "confirmed", "waiting", "left"]
 ViewPhase = Literal["picking", "choosing", "ended"]
+
+
+def view_phase(phase: Phase) -> ViewPhase:
+    """A game's phase as a client sees it: `choosing` and `ended` as they are, anything else
+    (dealt, flying, and before the first turn) `picking`."""
+    return "ended" if phase == "ended" else "choosing" if phase == "choosing" else "picking"
 
 
 class SeatView(msgspec.Struct, frozen=True, kw_only=True):
@@ -372,13 +379,7 @@ def _status(state: GameState, seat_number: int) -> SeatStatus:
 def game_view(state: GameState, viewer: int | None, now: datetime | None = None) -> GameView:
     """The game as seen from seat `viewer` (None: a spectator, who sees no hand)."""
     me = state.seat(viewer) if viewer is not None else None
-    phase: ViewPhase = (
-        "ended"
-        if state.phase == "ended"
-        else "choosing"
-        if state.phase == "choosing"
-        else "picking"
-    )
+    phase = view_phase(state.phase)
     hand = me.hand if me is not None else ()
     choice = None
     if state.phase == "choosing" and state.pending is not None:

@@ -80,6 +80,16 @@ class Standing(Row, frozen=True, kw_only=True, gc=False):
             badges=tuple(stats.badges),
         )
 
+    @property
+    def stats(self) -> PlayerStats:
+        """The record as the rules count it (`of`'s other way)."""
+        return PlayerStats(
+            games_played=self.games_played,
+            games_won=self.games_won,
+            xp=self.xp,
+            badges=self.badges,
+        )
+
 
 class StakeHold(Row, frozen=True, kw_only=True, gc=False):
     """A stake a wallet holds for a table (`stake_holds`), for the sweeper of sit-downs that

@@ -13,9 +13,8 @@ from service.domain.rules.commands import StartGame
 from service.domain.rules.engine import initial_state
 from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
 from service.domain.tables import GameFinished, GameOpened, GamePrepared
-from service.store.events import ConcurrencyConflict
 from service.usecases.bee_threads import decide_with_bees
-from service.usecases.context import Context, stream
+from service.usecases.context import Context
 from service.usecases.money import Money
 from service.usecases.unit_of_work import UnitOfWork
 
@@ -38,17 +37,17 @@ class Deals:
         uow.game_events(initial_state, [committed])
         uow.keep_secret(game_id, seed)
 
-    async def deal(self, uow: UnitOfWork) -> None:
+    async def deal(self, uow: UnitOfWork) -> bool:
         """Deal the prepared game to the seats at the table, from the server seed and every
-        seat's contributed seed; a buy-in table's stakes go into the pot at its first deal."""
+        seat's contributed seed; a buy-in table's stakes go into the pot at its first deal.
+        False, adding nothing, when it was dealt meanwhile (by another instance): the table
+        this was decided on is stale, to be decided again on the fresh one (not refused)."""
         table = uow.table
         game_id, commitment = table.next_game, table.next_commitment
         assert game_id is not None and commitment is not None
         base = await uow.game(game_id)
         if base.phase != "not_started":
-            # Dealt meanwhile (by another instance): the table this was decided on is stale.
-            # Decide again on the fresh one (service.usecases.retry) instead of refusing.
-            raise ConcurrencyConflict(stream("table", table.table_id), table.version, -1)
+            return False
         seats = table.seat_infos()
         seeds = [table.seed_of(s.player_id) if s.kind == "person" else None for s in seats]
         server_seed = await uow.server_seed(game_id)
@@ -77,6 +76,7 @@ class Deals:
         )
         bee_seeds = decision_seeds(server_seed, game_id)
         uow.game_events(base, (await decide_with_bees(base, start, bee_seeds))[1])
+        return True
 
     async def conclude(self, uow: UnitOfWork, game_id: str, *, prepare: bool) -> None:
         """The end of a game, as one step of the unit of work that ended it: publish its deal,

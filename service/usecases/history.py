@@ -19,9 +19,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-import msgspec
-
-from service.domain.history import Moment, Step, moment, states, steps_of
+from service.domain.history import Moment, Step, TurnSteps, moment, states, steps_of, turns_of
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_event
 from service.store.events import RecordedEvent
@@ -47,36 +45,10 @@ class StateAt:
     shown: Moment
 
 
-class TurnSteps(msgspec.Struct, frozen=True, kw_only=True):
-    """Where one turn is in the log, by version: ask `getGameState` for any of them.
-
-    Attributes:
-        turn: The turn, 1 to 10.
-        start: The version of its `turn_started`.
-        reveal: The version of its `picks_revealed`; null if the turn was not revealed (yet).
-        flights: The versions where a bee of this turn landed, took a stem as the sixth bee,
-            was too low, or took a stem, in the order they happened.
-        last: The last version of the turn: the one before the next turn starts (the end of
-            the game and the revealed deal belong to no turn).
-    """
-
-    turn: int
-    start: int
-    reveal: int | None
-    flights: tuple[int, ...]
-    last: int
-
-
-class GameSteps(msgspec.Struct, frozen=True, kw_only=True):
-    """Every step of a game, and its turns by version (`listGameSteps`).
-
-    Attributes:
-        game_id: The game.
-        latest: The game's version now; `steps` has one entry a version, 1 to `latest`.
-        over: The game has ended: every step shows its bees.
-        steps: Every event as a step, as the caller may see it, version 1 first.
-        turns: Each turn's start, reveal, flights and last version, turn 1 first.
-    """
+@dataclass(frozen=True)
+class StepsSeen:
+    """`steps`' answer: every step of the game as the caller may see it (version 1 first), each
+    turn's versions, and where the game is now. The API's `GameSteps` is this on the wire."""
 
     game_id: str
     latest: int
@@ -141,16 +113,14 @@ class History:
             item = item._replace(hash="")
         return StateAt(game_id, version, now.version, over, item, shown)
 
-    async def steps(self, player: Player, game_id: str) -> GameSteps:
+    async def steps(self, player: Player, game_id: str) -> StepsSeen:
         """Every step of the game as `player` may see it, and where each turn is."""
         now = await self.repository.game(game_id)
         seat = await viewer_seat(self.repository, now, player)
         known = await self._known(game_id, now.version)
         over = now.phase == "ended"
         listed = steps_of(known.events[: now.version], known.after, seat, over)
-        return GameSteps(
-            game_id=game_id, latest=now.version, over=over, steps=listed, turns=turns_of(listed)
-        )
+        return StepsSeen(game_id, now.version, over, listed, turns_of(listed))
 
     async def _known(self, game_id: str, version: int) -> _Known:
         """The cached log of the game, read on to at least `version`."""
@@ -172,34 +142,4 @@ class History:
         return known
 
 
-def turns_of(listed: tuple[Step, ...]) -> tuple[TurnSteps, ...]:
-    """Each turn's versions, from the steps of a whole log."""
-    turns: list[TurnSteps] = []
-    for step in listed:
-        if step.kind == "turn":
-            turns.append(
-                TurnSteps(
-                    turn=step.turn, start=step.version, reveal=None, flights=(), last=step.version
-                )
-            )
-            continue
-        if not turns or step.kind in ("end", "deal_revealed"):
-            continue
-        current = turns[-1]
-        if step.kind == "reveal":
-            current = msgspec.structs.replace(current, reveal=step.version)
-        elif step.kind in ("landing", "sixth_bee", "too_low", "take"):
-            current = msgspec.structs.replace(current, flights=(*current.flights, step.version))
-        turns[-1] = msgspec.structs.replace(current, last=step.version)
-    return tuple(turns)
-
-
-__all__ = [
-    "GameSteps",
-    "Histories",
-    "History",
-    "StateAt",
-    "TurnSteps",
-    "VersionNotFound",
-    "turns_of",
-]
+__all__ = ["Histories", "History", "StateAt", "StepsSeen", "VersionNotFound"]

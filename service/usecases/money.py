@@ -373,14 +373,15 @@ class Money:
         """Release holds made before holds had ids (an older version's, or one still running
         in a rolling deploy): the table's side no longer takes a hold without an id, so its
         wallet gives it back on its own. Their people stay seated and play that first game
-        without a stake in its pot. Returns how many wallets were released."""
-        holders = await self.holds.legacy_holders(limit)
-        for player_id in holders:
-            await self._release_legacy(player_id)
-        return len(holders)
+        without a stake in its pot. Returns how many wallets were released (a wallet whose
+        projected holds its own log does not hold is found again, and releases nothing)."""
+        released = 0
+        for player_id in await self.holds.legacy_holders(limit):
+            released += await self._release_legacy(player_id)
+        return released
 
-    async def _release_legacy(self, player_id: str) -> None:
-        async def attempt() -> None:
+    async def _release_legacy(self, player_id: str) -> bool:
+        async def attempt() -> bool:
             uow = UnitOfWork(self.repository)
             wallet = await uow.wallet(player_id)
             # Read after the wallet: a hold appended in between makes the append below
@@ -394,9 +395,10 @@ class Money:
             if events:
                 await uow.wallet_events(player_id, events)
                 await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
+            return bool(events)
 
         async with self.turns.turn(stream("wallet", player_id)):
-            await until_applied(attempt, what="wallet")
+            return await until_applied(attempt, what="wallet")
 
     async def run(self) -> None:
         """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,

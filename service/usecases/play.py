@@ -16,7 +16,7 @@ the deal, pays the pot and tells the table (`service.usecases.deals`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -89,16 +89,38 @@ class Moved(NamedTuple):
 Intent = Callable[[GameState], Command | None]
 
 
-class _Request(NamedTuple):
+@dataclass(slots=True)
+class _Request:
     game_id: str
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
     guard: Callable[[], TokenGuard] | None
+    # The caller's token checked on its own (`TokenCheck.verify`), before a command is played
+    # out (`plays_out`); None when it was checked already.
+    verify: Callable[[], Awaitable[None]] | None = None
+    # Whether the command id and the token were looked up before playing out (once a request).
+    looked_up: bool = False
 
     @property
     def stream(self) -> str:
         return stream("game", self.game_id)
+
+
+def plays_out(state: GameState, command: Command) -> bool:
+    """Whether deciding `command` on `state` is the last pick of a turn with another person's
+    pick still hidden: its decision goes on into the reveal and the flights, and pauses for that
+    person's bee if it is too low, or else starts the next turn (the bee players think, tens of
+    milliseconds) or ends the game. So its time says, before the reveal, whether another
+    person's hidden pick is too low: such a decision is made only for a move that will be
+    written (docs/fairness.md, "Hidden values": a decision oracle). Without another person
+    (solo) nothing hidden can pause it: bee players' too-low bees take a stem by rule, and the
+    flights are one event a pick whatever the picks; a choice (`take_stem`) comes after the
+    reveal."""
+    if type(command) is not ConfirmPick or state.phase != "picking":
+        return False
+    others = [s for s in state.seats if s.number != command.seat and not s.left]
+    return all(s.confirmed is not None for s in others) and any(not s.is_bee for s in others)
 
 
 def command_for(move: PersonMove, seat: int, at: datetime) -> Command:
@@ -173,7 +195,9 @@ class Play:
         self, player: Player, game_id: str, move: PersonMove, check: TokenCheck
     ) -> Decided:
         try:
-            decided = await self._move(player, game_id, move, guard=check.guard)
+            decided = await self._move(
+                player, game_id, move, guard=check.guard, verify=check.verify
+            )
         except GuardRefused:
             check.identity.forget(check.token)
             raise Unauthorized(TOKEN_REFUSED) from None
@@ -192,6 +216,7 @@ class Play:
         game_id: str,
         move: PersonMove,
         guard: Callable[[], TokenGuard] | None,
+        verify: Callable[[], Awaitable[None]] | None = None,
     ) -> Decided:
         return await self.decide(
             game_id,
@@ -203,6 +228,7 @@ class Play:
                 "move_digest": move.digest,
             },
             guard=guard,
+            verify=verify,
         )
 
     async def decide(
@@ -213,14 +239,16 @@ class Play:
         command_id: str,
         metadata: dict[str, Any],
         guard: Callable[[], TokenGuard] | None = None,
+        verify: Callable[[], Awaitable[None]] | None = None,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
         instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
         state after its first run, or refused with `MoveIdReused` if its
         `metadata["move_digest"]` differs. `guard` gives the check the append must pass
-        (`EventLog.append`)."""
-        request = _Request(game_id, intent, command_id, metadata, guard)
+        (`EventLog.append`), `verify` the same check made on its own before a command is played
+        out (`plays_out`)."""
+        request = _Request(game_id, intent, command_id, metadata, guard, verify)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")
 
@@ -235,6 +263,23 @@ class Play:
                 return decided
         return await self._decide_on_fresh(await self.repository.game(request.game_id), request)
 
+    async def _not_yet_written(
+        self, request: _Request, state: GameState, command: Command
+    ) -> Decided | None:
+        """Before a command that `plays_out` is played out: the answer it gets without that,
+        when it will not be written (a repeated command id: its first answer; a token revoked
+        meanwhile: `Unauthorized`), else None. Two lookups, once a request, for the last pick of
+        an online turn only: every other move's decision depends on the mover's own hand and
+        what is public (and on the bee players' hands only through how long they think, which
+        is the same work whatever their hands)."""
+        if request.looked_up or not plays_out(state, command):
+            return None
+        request.looked_up = True
+        if request.verify is not None:
+            await request.verify()
+        done = await self.ctx.store.command_version(request.stream, request.command_id)
+        return None if done is None else await self._repeat(request, done)
+
     async def _decide_on_cached(self, state: GameState, request: _Request) -> Decided | None:
         """On a cached state (not read for this decision, so possibly behind) only an append
         is final: None for anything else (no seat, a refusal, nothing to do, a conflict), to be
@@ -242,6 +287,9 @@ class Play:
         command = request.intent(state)
         if command is None:
             return None
+        unwritten = await self._not_yet_written(request, state, command)
+        if unwritten is not None:
+            return unwritten
         try:
             after, events = await self._play(state, command)
         except RuleViolation:
@@ -257,6 +305,9 @@ class Play:
         command = request.intent(state)
         if command is None:
             raise Forbidden("You do not sit at this game.")
+        unwritten = await self._not_yet_written(request, state, command)
+        if unwritten is not None:
+            return unwritten
         try:
             after, events = await self._play(state, command)
         except RuleViolation:

@@ -6,11 +6,10 @@ log)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
-import msgspec
-
-from service.domain.ledger import Badge, PlayerStats, badges
+from service.domain.ledger import PlayerStats
 from service.usecases.context import Context
 from service.usecases.errors import NotFound
 from service.usecases.identity import Player
@@ -18,157 +17,62 @@ from service.usecases.identity import Player
 LeaderboardOrder = Literal["wins", "xp"]
 
 
-class Coins(msgspec.Struct, frozen=True, kw_only=True):
-    """A player's coins.
-
-    Attributes:
-        balance: Spendable coins.
-        held: Coins held for buy-in tables whose game has not started yet.
-    """
-
-    balance: int  # spendable
-    held: int  # reserved for buy-in tables that have not started yet
-
-
-class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
-    """Anyone's public profile (never their coins).
-
-    Attributes:
-        registered: An account, not only a guest.
-        level: 1 + xp // 500.
-        games_played: Finished online games.
-        badges: In the order they were earned.
-        player_id: The player's id.
-        name: The name shown to others.
-        xp: Experience points from online games.
-        games_won: Online games won (a shared win counts).
-    """
+@dataclass(frozen=True, kw_only=True)
+class Record:
+    """A person's record: the name others see, and their online games, XP and badges."""
 
     player_id: str
     name: str
-    registered: bool  # an account, not only a guest
-    xp: int
-    level: int  # 1 + xp // 500
-    games_played: int  # finished online games
-    games_won: int
-    badges: tuple[Badge, ...]  # in the order they were earned
+    stats: PlayerStats
 
 
-class Profile(PublicProfile, frozen=True, kw_only=True):
-    """The caller's own profile: the public one plus their coins.
+@dataclass(frozen=True, kw_only=True)
+class PlayerRecord(Record):
+    """Anyone's record as their profile shows it, and whether they have an account."""
 
-    Attributes:
-        player_id: Your player id.
-        name: The name shown to others.
-        xp: Experience points from online games.
-        games_won: Online games won (a shared win counts).
-        coins: Your coins: spendable and held.
-    """
-
-    coins: Coins
+    registered: bool
 
 
-class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One ranked player.
+@dataclass(frozen=True, kw_only=True)
+class OwnRecord(PlayerRecord):
+    """The caller's own record, with their coins: spendable, and held for buy-in tables whose
+    game has not started yet."""
 
-    Attributes:
-        rank: 1 is first.
-        player_id: The player's id.
-        name: The name shown to others.
-        games_won: Online games won (a shared win counts).
-        games_played: Online games finished.
-        xp: Experience points from online games.
-        level: 1 + XP ÷ 500, rounded down.
-    """
-
-    rank: int  # 1 = first
-    player_id: str
-    name: str
-    games_won: int
-    games_played: int
-    xp: int
-    level: int  # 1 + XP ÷ 500, rounded down
-
-
-class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
-    """A page of the leaderboard.
-
-    Attributes:
-        by: `wins` or `xp`: what the ranking is by.
-        entries: The ranked players of this page.
-        limit: The page size asked for.
-        offset: How many entries come before this page.
-        next_offset: The offset of the next page; null on the last page.
-    """
-
-    by: LeaderboardOrder
-    entries: list[LeaderboardEntry]
-    limit: int
-    offset: int
-    next_offset: int | None  # None on the last page
-
-
-def level(xp: int) -> int:
-    return PlayerStats(xp=xp).level
+    balance: int
+    held: int
 
 
 class Profiles:
     def __init__(self, ctx: Context) -> None:
         self.standings = ctx.ports.standings
 
-    async def me(self, player: Player) -> Profile:
-        """The caller's own profile: coins, XP, level, badges, games played and won."""
+    async def me(self, player: Player) -> OwnRecord:
+        """The caller's own record (their name as their token knows it) and coins."""
         wallet = await self.standings.coins(player.player_id)
-        stats = await self.standings.standing(player.player_id)
-        return Profile(
+        standing = await self.standings.standing(player.player_id)
+        return OwnRecord(
             player_id=player.player_id,
             name=player.name,
+            stats=standing.stats if standing is not None else PlayerStats(),
             registered=player.registered,
-            coins=Coins(balance=wallet.balance if wallet else 0, held=wallet.held if wallet else 0),
-            xp=stats.xp if stats else 0,
-            level=level(stats.xp if stats else 0),
-            games_played=stats.games_played if stats else 0,
-            games_won=stats.games_won if stats else 0,
-            badges=badges(stats.badges if stats else ()),
+            balance=wallet.balance if wallet else 0,
+            held=wallet.held if wallet else 0,
         )
 
-    async def player(self, player_id: str) -> PublicProfile:
-        """Anyone's public profile (never their coins)."""
+    async def player(self, player_id: str) -> PlayerRecord:
+        """Anyone's record (never their coins)."""
         public = await self.standings.public(player_id)
         if public is None:
             raise NotFound(f"There is no player {player_id}.")
-        stats = public.standing
-        return PublicProfile(
+        return PlayerRecord(
             player_id=player_id,
-            name=stats.name,
+            name=public.standing.name,
+            stats=public.standing.stats,
             registered=public.registered,
-            xp=stats.xp,
-            level=level(stats.xp),
-            games_played=stats.games_played,
-            games_won=stats.games_won,
-            badges=badges(stats.badges),
         )
 
-    async def leaderboard(self, by: LeaderboardOrder, limit: int, offset: int) -> LeaderboardPage:
-        """Players by games won (then XP) or by XP (then wins), ties by player id."""
-        rows = await self.standings.leaderboard(by, limit + 1, offset)
-        entries = [
-            LeaderboardEntry(
-                rank=offset + i + 1,
-                player_id=r.player_id,
-                name=r.name,
-                games_won=r.games_won,
-                games_played=r.games_played,
-                xp=r.xp,
-                level=level(r.xp),
-            )
-            for i, r in enumerate(rows[:limit])
-        ]
-        more = len(rows) > limit
-        return LeaderboardPage(
-            by=by,
-            entries=entries,
-            limit=limit,
-            offset=offset,
-            next_offset=offset + limit if more else None,
-        )
+    async def leaderboard(self, by: LeaderboardOrder, limit: int, offset: int) -> list[Record]:
+        """Up to `limit` records from `offset` on, by games won (then XP) or by XP (then wins),
+        ties by player id."""
+        rows = await self.standings.leaderboard(by, limit, offset)
+        return [Record(player_id=r.player_id, name=r.name, stats=r.stats) for r in rows]

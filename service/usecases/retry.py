@@ -11,6 +11,10 @@ state. Two things make sure a valid move is never refused for that (docs/archite
   (jittered exponential backoff, capped), for as long as `RETRY_BUDGET` seconds allow: a bound
   in time, not a count, so a busy second before the clock runs out cannot exhaust it. Only a
   store that stays contended for that long gets `Conflict` (a 409 that says try again).
+
+A conflict is the append's (`ConcurrencyConflict`); a decision can also find, before it
+appends, that what it was decided on is stale (a game dealt meanwhile): it answers `STALE`, and
+is decided again the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +42,14 @@ FIRST_WAIT, LONGEST_WAIT = 0.002, 0.1  # seconds: the backoff's first ceiling, a
 TURN_WAIT = 2.0
 
 _jitter = random.Random()  # waits only: nothing decided depends on it
+
+
+class Stale:
+    """An attempt's answer when it found, before appending anything, that the state it decided
+    on is stale (another instance changed it first): decided again, as after a conflict."""
+
+
+STALE = Stale()
 
 
 class StreamTurns:
@@ -76,23 +88,27 @@ class StreamTurns:
 
 
 async def until_applied(
-    attempt: Callable[[], Awaitable[T]],
+    attempt: Callable[[], Awaitable[T | Stale]],
     *,
     what: str,
     budget: float = RETRY_BUDGET,
     on_conflict: Callable[[], None] | None = None,
 ) -> T:
-    """Run `attempt` (load, decide, append) until it appends without a conflict."""
+    """Run `attempt` (load, decide, append) until it appends without a conflict and without
+    finding its state stale."""
     deadline = time.monotonic() + budget
     ceiling = FIRST_WAIT
     while True:
         try:
-            return await attempt()
+            answer = await attempt()
         except ConcurrencyConflict:
-            metrics.APPEND_CONFLICTS.inc()
-            if on_conflict is not None:
-                on_conflict()
-            if time.monotonic() >= deadline:
-                raise Conflict(f"The {what} changed too often while deciding; try again.") from None
-            await asyncio.sleep(_jitter.uniform(0, ceiling))
-            ceiling = min(ceiling * 2, LONGEST_WAIT)
+            answer = STALE
+        if not isinstance(answer, Stale):
+            return answer
+        metrics.APPEND_CONFLICTS.inc()
+        if on_conflict is not None:
+            on_conflict()
+        if time.monotonic() >= deadline:
+            raise Conflict(f"The {what} changed too often while deciding; try again.")
+        await asyncio.sleep(_jitter.uniform(0, ceiling))
+        ceiling = min(ceiling * 2, LONGEST_WAIT)

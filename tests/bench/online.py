@@ -46,7 +46,10 @@ move a person sends, counted once however often a busy service makes them send i
 *answered* (2xx) per second, the answered moves' latency (of the attempt answered, and from the
 first send, the waits before sending again after a refusal included); every refusal by
 operation, status and problem code, and the time each refusal took (send to answer) by status
-(409 ``conflict`` and any 5xx but 503 must be 0); streams cut (ended by the service before the
+(409 ``conflict`` and any 5xx but 503 must be 0), and apart from them the moves the turn clock
+made stale (``raced_by_clock``: a 409 of the rules after the deadline of the view the move was
+decided on, the fresh view past that decision; the generator decides again on it, as a client
+does); streams cut (ended by the service before the
 game's end); stream delivery latency of the reveals
 and version gaps on the streams (must be 0); after the level, from the log, how late each turn
 clock fired (``recorded_at`` of what an expiry wrote minus the deadline named in its command id)
@@ -138,6 +141,10 @@ class Tally:
     game_ids: list[str] = field(default_factory=list)
     tables_ready: int = 0
     tables_stopped: int = 0  # tables that gave up on a refusal (counted in `errors`)
+    # Moves refused because the turn clock had played for the person first (a 409 of the rules
+    # that came after the deadline of the view decided on, the fresh view showing that the game
+    # moved on), by code: what a real client meets and answers by deciding again, not errors.
+    raced_by_clock: Counter[str] = field(default_factory=Counter)
     setup_s: float = 0.0
 
     def in_window(self, t: float) -> bool:
@@ -149,10 +156,24 @@ class Tally:
 
 
 class Refused(Exception):
-    def __init__(self, status: int, code: str) -> None:
+    def __init__(self, status: int, code: str, sent: float = 0.0, took: float = 0.0) -> None:
         super().__init__(f"{status} {code}")
         self.status = status
         self.code = code
+        self.sent = sent  # time.monotonic() when the request was sent
+        self.took = took  # seconds from sending to the refusal
+
+
+def refused(tally: Tally, op: str, refusal: Refused) -> None:
+    """Count a refusal by operation, status and code, and the time it took."""
+    tally.count(f"{op} {refusal.status} {refusal.code}".strip(), refusal.sent)
+    if tally.in_window(refusal.sent):
+        tally.refusal_ms.setdefault(str(refusal.status), []).append(refusal.took * 1000)
+
+
+# What the rules answer a move that the turn clock made stale: the clock confirmed the person's
+# pick (or played one for them) and the turn moved on, or took the cheapest stem for them.
+CLOCK_RACES = {"bee-not-in-hand", "already-confirmed", "not-your-decision", "nothing-tapped"}
 
 
 @dataclass
@@ -182,12 +203,13 @@ async def api(
     *,
     ok: tuple[int, ...] = (200, 201),
     tries: int = 6,
+    judged: tuple[int, ...] = (),
 ) -> Any:
     """One request: 2xx → the decoded body. Refusals are counted by operation, status and
     code; 503 and 429 are retried after the answer's `Retry-After` (else a wait growing with
     each try), jittered, as a well-behaved client (the board) does, until the window closes
     and then `tries` times (they are counted: the run must have none); anything else raises
-    `Refused`."""
+    `Refused`, uncounted for a status in `judged` (the caller counts it: `refused`)."""
     attempt = 0
     while True:
         attempt += 1
@@ -199,16 +221,16 @@ async def api(
             person.answered_ms = (time.monotonic() - t0) * 1000
             return msgspec.json.decode(data) if data else None
         code = _code(data)
-        tally.count(f"{op} {status} {code}".strip(), t0)
-        if tally.in_window(t0):
-            tally.refusal_ms.setdefault(str(status), []).append((time.monotonic() - t0) * 1000)
+        if status in judged:
+            raise Refused(status, code, t0, time.monotonic() - t0)
+        refused(tally, op, Refused(status, code, t0, time.monotonic() - t0))
         if status == 503 and person.http.retry_after is None:
             tally.count(f"{op} 503 without Retry-After", t0)  # the contract says it is there
         if status in (429, 503) and (attempt < tries or t0 < tally.window[1]):
             wait = person.http.retry_after or min(0.2 * attempt, 2.0)
             await asyncio.sleep(wait * (0.5 + random.random()))
             continue
-        raise Refused(status, code)
+        raise Refused(status, code, t0, time.monotonic() - t0)
 
 
 class Stream:
@@ -422,20 +444,36 @@ class Table:
         person.hand = list(view["hand"])
         return view
 
-    async def move(self, person: Person, move: dict[str, Any]) -> dict[str, Any]:
+    async def move(
+        self, person: Person, move: dict[str, Any], decided_on: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a move decided on the view `decided_on`. Refused by the rules because the turn
+        clock played first, it is answered as a client answers it: the fresh view, to decide
+        again on (counted in `raced_by_clock`); any other refusal is counted and raised."""
         move["move_id"] = uuid.uuid4().hex
         t0 = time.monotonic()
         if self.tally.in_window(t0):
             self.tally.moves_offered += 1
-        view: dict[str, Any] = await api(
-            self.tally,
-            person,
-            "submitMove",
-            "POST",
-            f"/games/{self.game_id}/moves",
-            move,
-            ok=(200,),
-        )
+        try:
+            view: dict[str, Any] = await api(
+                self.tally,
+                person,
+                "submitMove",
+                "POST",
+                f"/games/{self.game_id}/moves",
+                move,
+                ok=(200,),
+                judged=(409,),
+            )
+        except Refused as refusal:
+            if refusal.status == 409 and refusal.code in CLOCK_RACES:
+                fresh = await self.view(person)
+                if _clock_played_first(decided_on, fresh):
+                    self.tally.raced_by_clock[refusal.code] += 1
+                    return fresh
+            refused(self.tally, "submitMove", refusal)
+            raise
+        person.hand = list(view["hand"])  # the mover's hand as the answer shows it
         if self.tally.in_window(t0):
             self.tally.moves += 1
             self.tally.moves_by_type[move["type"]] += 1
@@ -473,7 +511,7 @@ class Table:
                 if view["phase"] == "picking":
                     turn = view["turn"]
                     got = await asyncio.gather(
-                        *(self.turn(p) for p in self.people), return_exceptions=True
+                        *(self.turn(p, view) for p in self.people), return_exceptions=True
                     )
                     for failure in got:
                         if isinstance(failure, BaseException):
@@ -495,25 +533,29 @@ class Table:
             if followers:
                 await asyncio.gather(*followers, return_exceptions=True)
 
-    async def turn(self, person: Person) -> dict[str, Any] | None:
-        """Tap, then confirm (or leave it to the clock); the last answer."""
+    async def turn(self, person: Person, decided_on: dict[str, Any]) -> dict[str, Any] | None:
+        """Tap, then confirm (or leave it to the clock); the last answer. A move the clock
+        made stale is answered with the fresh view, and the turn ends there: the game loop
+        decides again on it."""
         if not person.hand:
             return None
         await asyncio.sleep(self.pace.wait(self.rng, self.pace.tap))
         if time.monotonic() >= self.stop_at:
             return None
         bee = self.rng.choice(person.hand)
-        answer: dict[str, Any] | None = None
         try:
-            answer = await self.move(person, {"type": "tap", "bee": bee})
+            answer = await self.move(person, {"type": "tap", "bee": bee}, decided_on)
+            if answer["tapped"] != bee or answer["turn"] != decided_on["turn"]:
+                return answer  # the clock played this turn for them: the fresh view
             if self.rng.random() < self.pace.clock_share:
                 person.hand.remove(bee)  # the clock confirms the tapped bee
                 return answer
             await asyncio.sleep(self.pace.wait(self.rng, self.pace.confirm))
-            answer = await self.move(person, {"type": "confirm", "bee": bee})
-            person.hand.remove(bee)
+            answer = await self.move(person, {"type": "confirm", "bee": bee}, answer)
+            if answer["confirmed"] == bee and bee in person.hand:  # picked: not to pick again
+                person.hand.remove(bee)
         except Refused:
-            # The turn moved on without this person (the clock): read the view again.
+            # Refused for another reason (counted as an error): read the view again.
             answer = await self.view(person)
         return answer
 
@@ -522,8 +564,8 @@ class Table:
         person = next(p for p in self.people if p.seat == choice["seat"])
         await asyncio.sleep(self.pace.wait(self.rng, self.pace.stem))
         try:
-            return await self.move(person, {"type": "take_stem", "stem": choice["cheapest"]})
-        except Refused:
+            return await self.move(person, {"type": "take_stem", "stem": choice["cheapest"]}, view)
+        except Refused:  # refused for another reason (counted as an error)
             return await self.view(person)
 
     async def wait_for_clock(self, view: dict[str, Any], woken: asyncio.Event) -> dict[str, Any]:
@@ -547,6 +589,21 @@ class Table:
                 return fresh
             wait = 0.5
         raise Refused(0, "the game did not move on")
+
+
+def _clock_played_first(decided_on: dict[str, Any], fresh: dict[str, Any]) -> bool:
+    """Whether the turn clock explains the refusal of a move decided on the view `decided_on`:
+    its deadline had passed by the server's clock when `fresh` (the mover's view, read after
+    the refusal) was answered, and the game is past that decision (another turn or phase, or
+    the mover's pick confirmed for them)."""
+    deadline = decided_on.get("deadline")
+    now = fresh.get("server_time")
+    if deadline is None or now is None:
+        return False
+    if datetime.fromisoformat(now) < datetime.fromisoformat(deadline):
+        return False
+    moved_on = (fresh["turn"], fresh["phase"]) != (decided_on["turn"], decided_on["phase"])
+    return moved_on or fresh["confirmed"] is not None
 
 
 async def generator(config: dict[str, Any]) -> None:
@@ -925,6 +982,7 @@ async def _measure(
         "errors": dict(errors.most_common()),
         "errors_outside_window": dict(outside.most_common()),
         "conflicts": sum(n for k, n in errors.items() if " 409 conflict" in k),
+        "raced_by_clock": dict(sum((Counter(t["raced_by_clock"]) for t in tallies), Counter())),
         "clock": clock_figures(url, game_ids),
         "cpu": cpu,
         "service_cpu_ms_per_move": round(cpu["cpu_s"]["service"] * 1000 / moves, 2)
@@ -1080,7 +1138,8 @@ def print_report(results: dict[str, Any]) -> None:
             f"{list(lv['cpu']['per_generator_cores'].values())}), other {share['other']:.0%}; "
             f"load {lv['loadavg']['start']} → {lv['loadavg']['end']}; conflicts "
             f"{lv['conflicts']}, 5xx {lv['server_errors']}, stream gaps {lv['stream_gaps']}, "
-            f"turns revealed twice {lv['clock']['turns_revealed_twice']}"
+            f"turns revealed twice {lv['clock']['turns_revealed_twice']}, moves the clock made "
+            f"stale {sum(lv['raced_by_clock'].values())}"
         )
         if max(lv["cpu"]["per_generator_cores"].values(), default=0) > 0.5:
             print("        NOTE: a generator process used more than half a core")

@@ -117,7 +117,7 @@ def _online_game(base: str, seats: int, me: dict[str, Any]) -> str:
     mine = {"authorization": f"Bearer {me['token']}"}
     table = httpx.post(
         f"{base}/tables",
-        json={"seats": seats, "stake": 0, "turn_seconds": 2, "choice_seconds": 2},
+        json={"seats": seats, "stake": 0, "turn_seconds": 6, "choice_seconds": 4},
         headers=auth,
     )
     table.raise_for_status()
@@ -136,7 +136,9 @@ def test_online_every_turn_in_reach_with_the_clocks_notices(
     browser: Any, board_url: str, seats: int
 ) -> None:
     """Hana (through the API) never plays: the clock plays for her. Bob leaves turns 2, 5 and 8
-    to the clock too, so the next turns show the clock's notices above his hand."""
+    to the clock too, so the next turns show the clock's notices above his hand. The clock is
+    6 s, not shorter: checking four window sizes can outlast a 2-s turn on a loaded machine, and
+    three turns missed in a row abandon the game (seed §7) before the test has seen it through."""
     ctx = _phone_context(browser)
     try:
         page = ctx.new_page()

@@ -49,7 +49,7 @@ async def test_a_stale_cache_never_decides_a_move(pool: Pool) -> None:
     a, b = bootstrap(postgres_ports(pool)), bootstrap(postgres_ports(pool))
     host, _ = await a.identity.create_guest("Host")
     guest, _ = await a.identity.create_guest("Guest")
-    table = await a.tables.create_table(host, 2, 0, None)
+    table = (await a.tables.create_table(host, 2, 0, None)).table
     await a.tables.join_table(guest, table.table_id, None)  # A deals, and caches the game
     game_id = (await a.repository.table(table.table_id)).current_game
     assert game_id is not None

@@ -44,9 +44,10 @@ async def test_the_clock_fires_on_its_own_connections_while_requests_hold_the_po
     swarm = bootstrap(postgres_ports(requests), clock=clock)
     hana, _ = await swarm.identity.create_guest("Hana", None)
     bob, _ = await swarm.identity.create_guest("Bob", None)
-    table = await swarm.tables.create_table(
+    seen = await swarm.tables.create_table(
         hana, 2, 0, ClockSettings(turn_seconds=20, choice_seconds=20)
     )
+    table = seen.table
     joined = await swarm.tables.join_table(bob, table.table_id, None)
     assert joined.game is not None
     game_id = joined.game.game_id

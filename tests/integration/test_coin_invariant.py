@@ -128,7 +128,7 @@ async def run(
     tables: list[str] = []
 
     async def play_out(table_id: str) -> None:
-        view = await swarm.tables.get_table(players[0], table_id)
+        view = (await swarm.tables.get_table(players[0], table_id)).table
         game_id = view.games[-1] if view.games else None
         if game_id is None:
             return
@@ -159,7 +159,7 @@ async def run(
 
     async def abandon(table_id: str) -> None:
         for _ in range(4):
-            view = await swarm.tables.get_table(players[0], table_id)
+            view = (await swarm.tables.get_table(players[0], table_id)).table
             if not view.games:
                 return
             game = await swarm.repository.game(view.games[-1])
@@ -175,7 +175,7 @@ async def run(
         try:
             if kind == "open":
                 clock_settings = ClockSettings(turn_seconds=20, choice_seconds=10)
-                view = await swarm.tables.create_table(player, 3, which, clock_settings)
+                view = (await swarm.tables.create_table(player, 3, which, clock_settings)).table
                 tables.append(view.table_id)
             elif table_id is None:
                 continue

@@ -29,8 +29,8 @@ async def test_sitting_down_and_leaving_between_games_holds_nothing(pool: Pool) 
     swarm = bootstrap(postgres_ports(pool, store), clock=clock, hasher=FAST_HASHER)
     ann, bob, cid = await _players(swarm, 3)
     clock_settings = ClockSettings(turn_seconds=20, choice_seconds=10)
-    table = await swarm.tables.create_table(ann, 2, 100, clock_settings)
-    view = await swarm.tables.join_table(bob, table.table_id, None)  # full: the first deal
+    table = (await swarm.tables.create_table(ann, 2, 100, clock_settings)).table
+    view = (await swarm.tables.join_table(bob, table.table_id, None)).table  # full: dealt
     game_id = view.games[-1]
     await swarm.tables.leave_table(bob, table.table_id)  # Ann wins at once
     assert (await swarm.repository.game(game_id)).phase == "ended"
@@ -41,7 +41,7 @@ async def test_sitting_down_and_leaving_between_games_holds_nothing(pool: Pool) 
     assert (await swarm.repository.wallet(cid.player_id)).held == 0
     await swarm.tables.leave_table(cid, table.table_id)
     await swarm.tables.join_table(cid, table.table_id, None)
-    again = await swarm.tables.play_again(ann, table.table_id, None)
+    again = (await swarm.tables.play_again(ann, table.table_id, None)).table
     assert len(again.games) == 2
     wallet = await swarm.repository.wallet(cid.player_id)
     assert (wallet.balance, wallet.held) == (1_000, 0)

@@ -16,7 +16,10 @@ from service.store.pool import Pool
 from service.store.postgres import postgres_ports
 
 
-async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> None:
+async def _late_join(pool: Pool, stale_reads: int) -> list[TableState]:
+    """Instance B reads the table just before instance A's join fills it and deals its game;
+    B's join then reads that stale table `stale_reads` times before the fresh one, and must be
+    told the game is on (GameInProgress). Returns B's table reads."""
     store = EventStore(pool)
     # Two instances: caches and turns apart.
     a, b = bootstrap(postgres_ports(pool, store)), bootstrap(postgres_ports(pool, store))
@@ -24,7 +27,7 @@ async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> N
     one, _ = await a.identity.create_guest("One")
     two, _ = await a.identity.create_guest("Two")
     late, _ = await b.identity.create_guest("Late")
-    table = await a.tables.create_table(host, 3, 0, None)
+    table = (await a.tables.create_table(host, 3, 0, None)).table
     await a.tables.join_table(one, table.table_id, None)
 
     stale = await b.repository.table(table.table_id)  # B reads: one seat left...
@@ -33,11 +36,26 @@ async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> N
     fresh_table = b.repository.table
     reads: list[TableState] = []
 
-    async def first_stale(table_id: str) -> Any:
+    async def stale_first(table_id: str) -> Any:
         reads.append(stale)
-        return stale if len(reads) == 1 else await fresh_table(table_id)
+        return stale if len(reads) <= stale_reads else await fresh_table(table_id)
 
-    b.repository.table = first_stale  # type: ignore[method-assign]
+    b.repository.table = stale_first  # type: ignore[method-assign]
     with pytest.raises(GameInProgress):
         await b.tables.join_table(late, table.table_id, None)
+    return reads
+
+
+async def test_a_join_decided_on_a_stale_table_is_decided_again(pool: Pool) -> None:
+    reads = await _late_join(pool, stale_reads=1)
     assert len(reads) >= 2  # decided again, on the table as it is now
+
+
+async def test_a_deal_found_dealt_meanwhile_is_decided_again(pool: Pool) -> None:
+    """The same race one step later: B's join is decided on the stale table itself (join's
+    own check and its first decision read it: its seat taken, the table full, the game to
+    deal), and only the deal finds the game dealt: the join is decided again on the fresh
+    table, and told the game is on, not refused by the deal (`Deals.deal` answers False,
+    `Tables` answers STALE to the retry)."""
+    reads = await _late_join(pool, stale_reads=2)
+    assert len(reads) >= 3  # the deal found the game dealt: decided again, on the fresh table

@@ -23,9 +23,10 @@ async def test_a_followed_table_rides_out_a_busy_pool(
 ) -> None:
     swarm = bootstrap(postgres_ports(pool))
     host, _ = await swarm.identity.create_guest("Busy", None)
-    table = await swarm.tables.create_table(
+    seen = await swarm.tables.create_table(
         host, 2, 0, ClockSettings(turn_seconds=600, choice_seconds=600)
     )
+    table = seen.table
     await swarm.tables.leave_table(host, table.table_id)  # closed: the log ends
     followed = await swarm.streams.follow_table(
         Viewer(player=host, token_hash=b""), table.table_id, 0, heartbeat=1.0

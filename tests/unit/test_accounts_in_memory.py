@@ -46,7 +46,7 @@ async def test_a_guest_registers_logs_in_and_out() -> None:
     session = await swarm.accounts.register(name, "long enough", guest)
     assert session.player.player_id == guest.player_id and session.player.registered
     me = await swarm.profiles.me(session.player)
-    assert (me.coins.balance, me.coins.held, me.name) == (SIGN_UP_COINS, 0, name)
+    assert (me.balance, me.held, me.name) == (SIGN_UP_COINS, 0, name)
     with pytest.raises(AlreadyRegistered):
         await swarm.accounts.register(f"Other{uuid.uuid4().hex[:6]}", "long enough", guest)
     with pytest.raises(NameTaken):  # the same name by its key: case and look-alikes
@@ -78,7 +78,7 @@ async def test_failed_logins_are_slowed_per_name() -> None:
 async def test_a_revoked_token_is_refused_inside_the_moves_append() -> None:
     swarm = swarm_in_memory()
     ada, token = await swarm.identity.create_guest("Ada")
-    view = await swarm.tables.create_solo_table(ada, 2)
+    view = (await swarm.tables.create_solo_table(ada, 2)).table
     game = await swarm.repository.game((await swarm.repository.table(view.table_id)).games[0])
     assert swarm.identity.check(token) is None  # not seen yet: the token is checked on its own
     await swarm.identity.authenticate(token)
@@ -96,7 +96,7 @@ async def test_a_stream_ticket_works_until_its_token_is_revoked() -> None:
     swarm = swarm_in_memory()
     ada, token = await swarm.identity.create_guest("Ada")
     bo, _ = await swarm.identity.create_guest("Bo")
-    table = await swarm.tables.create_table(ada, 2, 0, None)
+    table = (await swarm.tables.create_table(ada, 2, 0, None)).table
     viewer = Viewer(player=ada, token_hash=token_hash(token))
     issued = await swarm.watching.issue_ticket(viewer, "table", table.table_id)
     assert await swarm.watching.redeem(issued.ticket, "table", table.table_id) == viewer
@@ -112,4 +112,4 @@ async def test_a_stream_ticket_works_until_its_token_is_revoked() -> None:
     with pytest.raises(Unauthorized):
         await swarm.watching.redeem(issued.ticket, "table", table.table_id)
     public = await swarm.profiles.player(bo.player_id)  # a guest has a public name
-    assert (public.name, public.registered, public.games_played) == ("Bo", False, 0)
+    assert (public.name, public.registered, public.stats.games_played) == ("Bo", False, 0)

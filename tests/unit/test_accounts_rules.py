@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from service.domain.ledger import BADGES, SIGN_UP_COINS, WalletState
+from service.domain.ledger import BADGES, SIGN_UP_COINS, PlayerStats, WalletState, badges
 from service.domain.names import InvalidName
 from service.usecases.accounts import (
     InvalidAccount,
@@ -16,7 +16,6 @@ from service.usecases.accounts import (
     seconds_until,
     sign_up_wallet,
 )
-from service.usecases.profiles import badges, level
 
 
 @pytest.mark.parametrize(
@@ -58,7 +57,7 @@ def test_retry_after_rounds_up_and_is_at_least_one_second() -> None:
 
 
 def test_level_is_one_plus_xp_over_500() -> None:
-    assert [level(xp) for xp in (0, 499, 500, 999, 1000, 2600)] == [1, 1, 2, 2, 3, 6]
+    assert [PlayerStats(xp=xp).level for xp in (0, 499, 500, 999, 1000, 2600)] == [1, 1, 2, 2, 3, 6]
 
 
 def test_badges_carry_their_descriptions_in_earned_order() -> None:

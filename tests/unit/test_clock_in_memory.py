@@ -18,7 +18,7 @@ async def test_a_turn_left_to_the_clock_is_played_once_by_one_of_two_instances()
     b = other_instance(a, clock)
     host, _ = await a.identity.create_guest("Host")
     bo, _ = await a.identity.create_guest("Bo")
-    table = await a.tables.create_table(host, 2, 0, CLOCK)
+    table = (await a.tables.create_table(host, 2, 0, CLOCK)).table
     await a.tables.join_table(bo, table.table_id, None)  # full: dealt, the first turn's clock
     game_id = (await a.repository.table(table.table_id)).games[0]
     dealt = await a.repository.game(game_id)
@@ -44,7 +44,7 @@ async def test_a_game_left_to_the_clock_plays_to_its_end() -> None:
     swarm = swarm_in_memory(clock)
     host, _ = await swarm.identity.create_guest("Host")
     bo, _ = await swarm.identity.create_guest("Bo")
-    table = await swarm.tables.create_table(host, 2, 0, CLOCK)
+    table = (await swarm.tables.create_table(host, 2, 0, CLOCK)).table
     await swarm.tables.join_table(bo, table.table_id, None)
     game_id = (await swarm.repository.table(table.table_id)).games[0]
     for _ in range(100):

@@ -20,13 +20,18 @@ CLOCK = ClockSettings(turn_seconds=600, choice_seconds=600)
 async def test_a_solo_table_deals_at_once_plays_again_and_closes() -> None:
     swarm = swarm_in_memory()
     ada, _ = await swarm.identity.create_guest("Ada")
-    view = await swarm.tables.create_solo_table(ada, 4)
+    view = (await swarm.tables.create_solo_table(ada, 4)).table
     table = await swarm.repository.table(view.table_id)
     assert table.mode == "solo" and len(table.games) == 1 and table.status == "playing"
     first = await swarm.repository.game(table.games[0])
     assert first.phase == "picking" and [s.is_bee for s in first.seats] == [False, True, True, True]
-    [mine] = (await swarm.my_games.list(ada)).tables
-    assert (mine.table_id, mine.game_id, mine.your_move) == (view.table_id, first.game_id, True)
+    [mine] = await swarm.my_games.list(ada)
+    assert mine.game is not None
+    assert (mine.table.table_id, mine.game.game_id, mine.your_move) == (
+        view.table_id,
+        first.game_id,
+        True,
+    )
     assert (
         await swarm.tables.list_tables(stake="any", has_free_seat=False, limit=10, offset=0) == []
     )
@@ -43,7 +48,7 @@ async def test_a_solo_table_deals_at_once_plays_again_and_closes() -> None:
     assert len(again.games) == 2 and again.games[1] == between.next_game
     await swarm.tables.leave_table(ada, view.table_id)
     assert (await swarm.repository.table(view.table_id)).closed
-    assert (await swarm.my_games.list(ada)).tables == ()
+    assert await swarm.my_games.list(ada) == []
     with pytest.raises(Forbidden):
         await swarm.tables.get_table(ada, view.table_id)
 
@@ -53,9 +58,14 @@ async def test_an_online_table_fills_deals_loses_a_player_and_fills_with_bees() 
     host, _ = await swarm.identity.create_guest("Host")
     bo, _ = await swarm.identity.create_guest("Bo")
     cy, _ = await swarm.identity.create_guest("Cy")
-    view = await swarm.tables.create_table(host, 3, 0, CLOCK)
+    view = (await swarm.tables.create_table(host, 3, 0, CLOCK)).table
     [listed] = await swarm.tables.list_tables(stake="free", has_free_seat=True, limit=10, offset=0)
-    assert (listed.table_id, listed.host_name, listed.seats_taken, listed.people) == (
+    assert (
+        listed.listing.table_id,
+        listed.listing.host_name,
+        listed.listing.seats_taken,
+        listed.listing.people,
+    ) == (
         view.table_id,
         "Host",
         1,
@@ -74,14 +84,14 @@ async def test_an_online_table_fills_deals_loses_a_player_and_fills_with_bees() 
     with pytest.raises(GameInProgress):
         await swarm.tables.join_table(cy, view.table_id, None)
     [entry] = await swarm.tables.list_tables(stake="any", has_free_seat=False, limit=10, offset=0)
-    assert (entry.status, entry.people) == ("playing", 2)
-    assert {t.table_id for t in (await swarm.my_games.list(bo)).tables} == {view.table_id}
+    assert (entry.listing.status, entry.listing.people) == ("playing", 2)
+    assert {t.table.table_id for t in await swarm.my_games.list(bo)} == {view.table_id}
 
     # Bo leaves mid-game: the host is the last person standing, and wins.
     await swarm.tables.leave_table(bo, view.table_id)
     game = await swarm.repository.game(table.games[0])
     assert game.phase == "ended" and game.end_reason == "last_person_standing"
-    assert (await swarm.my_games.list(bo)).tables == ()
+    assert await swarm.my_games.list(bo) == []
 
     # Between games, Cy sits down; play again deals the two of them the next game.
     await swarm.tables.join_table(cy, view.table_id, None)
@@ -92,7 +102,7 @@ async def test_an_online_table_fills_deals_loses_a_player_and_fills_with_bees() 
     assert [s.info.player_id for s in second.seats] == [host.player_id, cy.player_id]
 
     # Another table: the host fills the seats left with bees, and the game is dealt.
-    other = await swarm.tables.create_table(host, 3, 0, None)
+    other = (await swarm.tables.create_table(host, 3, 0, None)).table
     await swarm.tables.join_table(bo, other.table_id, None)
     await swarm.tables.fill_with_bees(host, other.table_id, None, "strong")
     filled = await swarm.repository.table(other.table_id)
@@ -103,7 +113,7 @@ async def test_an_online_table_fills_deals_loses_a_player_and_fills_with_bees() 
         ("bee", "strong"),
     ]
     open_seats = await swarm.tables.list_tables(stake="any", has_free_seat=True, limit=10, offset=0)
-    assert [t.table_id for t in open_seats] == [view.table_id]  # 2 of 3 seats taken there
+    assert [t.listing.table_id for t in open_seats] == [view.table_id]  # 2 of 3 seats taken there
     with pytest.raises(GameInProgress):
         await swarm.tables.join_table(cy, other.table_id, None)
 
@@ -111,7 +121,7 @@ async def test_an_online_table_fills_deals_loses_a_player_and_fills_with_bees() 
 async def test_a_buy_in_game_ends_with_its_reveal_pot_and_rewards() -> None:
     swarm = swarm_in_memory()
     ann, ben = await account(swarm, "Ann"), await account(swarm, "Ben")
-    view = await swarm.tables.create_table(ann, 2, 100, CLOCK)
+    view = (await swarm.tables.create_table(ann, 2, 100, CLOCK)).table
     assert (await swarm.repository.wallet(ann.player_id)).held == 100
     await swarm.tables.join_table(ben, view.table_id, None)  # full: dealt, stakes in the pot
     table = await swarm.repository.table(view.table_id)
@@ -133,16 +143,16 @@ async def test_a_buy_in_game_ends_with_its_reveal_pot_and_rewards() -> None:
     # The pot went to the winners (split, remainder to the first), rewards to both: each
     # delivered to its wallet and its record by the move that ended the game.
     profiles = {p.player_id: await swarm.profiles.me(p) for p in (ann, ben)}
-    paid = {pid: p.coins.balance - (SIGN_UP_COINS - 100) for pid, p in profiles.items()}
+    paid = {pid: p.balance - (SIGN_UP_COINS - 100) for pid, p in profiles.items()}
     for pid, profile in profiles.items():
-        assert profile.games_played == 1 and profile.games_won == int(pid in winners)
-        assert profile.xp > 0 and "first_game" in {b.name for b in profile.badges}
+        assert profile.stats.games_played == 1 and profile.stats.games_won == int(pid in winners)
+        assert profile.stats.xp > 0 and "first_game" in profile.stats.badges
     rewards = {pid: (await swarm.repository.wallet(pid)).rewarded for pid in profiles}
     assert sum(paid[pid] - rewards[pid] for pid in profiles) == 200
     assert not await swarm.ctx.ports.outbox.any_due(timedelta(0))  # nothing left in flight
 
     board = await swarm.profiles.leaderboard("wins", 10, 0)
-    assert {e.player_id for e in board.entries} == set(profiles)
-    assert board.entries[0].player_id in winners
+    assert {e.player_id for e in board} == set(profiles)
+    assert board[0].player_id in winners
     public = await swarm.profiles.player(ben.player_id)
-    assert public.registered and public.games_played == 1
+    assert public.registered and public.stats.games_played == 1
