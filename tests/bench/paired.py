@@ -59,6 +59,12 @@ CANDIDATES: dict[str, Callable[[], bees.Seeded]] = {
     ),
     "batch:mix": lambda: _batch(random_share=0.5),
     "batch:mix:gap": lambda: _batch(random_share=0.5, own_gap=True),
+    # the others' bees this turn as an MCS(k) would play them from their view of each deal
+    "batch:mix:n8": lambda: _batch(random_share=0.5, nested=8),
+    "batch:mix:n8d4": lambda: _batch(random_share=0.5, nested=8, nested_depth=4),
+    "batch:n8d4": lambda: _batch(nested=8, nested_depth=4),
+    "batch:mix:n4": lambda: _batch(random_share=0.5, nested=4),
+    "batch:mix:n16d4": lambda: _batch(random_share=0.5, nested=16, nested_depth=4),
     # learned playout players: $SWARM_FIT (opponents) and $SWARM_FIT_OWN (its own seat)
     "batch:fit": lambda: _batch(weights=_weights(os.environ["SWARM_FIT"])),
     "batch:win:fit": lambda: _batch(objective="win", weights=_weights(os.environ["SWARM_FIT"])),

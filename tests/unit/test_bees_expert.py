@@ -160,3 +160,41 @@ def test_an_imagined_player_costs_its_bees_as_the_heuristic_does() -> None:
                     checked += 1
             state = _advance(state, state.turn)
     assert checked > 300
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 8), st.integers(1, 6), st.integers(2, 6), st.randoms(use_true_random=False))
+def test_an_imagined_mcs_player_never_plays_a_sure_sixth_bee_when_a_safe_one_is_in_hand(
+    k: int, depth: int, size: int, rng: random.Random
+) -> None:
+    # Stems 1-3 are full (tops 10, 20, 30), stem 4 is 40 alone. The second seat holds 11 (the
+    # sixth on stem 1 for sure: nothing flies before it) and 41 and up; every other bee of the
+    # deal is above its highest, so they all fly after its bee this turn.
+    opponent = [11, *range(41, 40 + size)]
+    rest = list(range(40 + size, 40 + size + 2 * size))
+    rng.shuffle(rest)
+    per_deal = np.array([[sorted(rest[:size]), opponent, sorted(rest[size:])]], dtype=np.int64)
+    tops = np.array([10, 20, 30, 40], dtype=np.int64)
+    lens = np.array([5, 5, 5, 1], dtype=np.int64)
+    sums = np.array([7, 7, 7, 3], dtype=np.int64)
+    gen = np.random.Generator(np.random.PCG64(rng.getrandbits(64)))
+    picks = batch.mcs_picks(per_deal, tops, lens, sums, k, depth, gen)
+    assert picks.shape == (1, 2)
+    assert all(0 <= p < size for p in picks[0])
+    if depth == 1:  # only this turn counts: 11 costs 7 stings for sure, 41 none
+        assert picks[0, 0] != 0
+
+
+def test_the_others_imagined_as_mcs_players_keep_the_search_blind_and_deterministic() -> None:
+    state = _started(4, _interleaved(4))
+    how = expert.EXPERT._replace(work=200_000, nested=4, nested_depth=3)
+    seed = bee_decision_seed(SERVER_SEED, "g", 1, 1, "pick")
+    view = view_for(state, 1)
+    pick, estimates = batch.search(view, seed, how)
+    assert pick in view.hand and [e.bee for e in estimates] == sorted(view.hand)
+    assert batch.search(view, seed, how) == (pick, estimates)
+    for first, second in pairwise(range(2, 5)):
+        assert batch.search(view_for(_swap_hands(state, first, second), 1), seed, how) == (
+            pick,
+            estimates,
+        )

@@ -200,10 +200,14 @@ def playouts(
     weights: Floats | None = None,
     own_weights: Floats | None = None,
     random_share: float = 0.0,
+    nested: int = 0,
+    nested_depth: int = 10,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
-    (the deciding seat first, then the other playing seats)."""
+    (the deciding seat first, then the other playing seats). With `nested`, every other seat's
+    bee this turn is the one an MCS(`nested`) would play from that seat's view of the deal
+    (`mcs_picks`, playouts of `nested_depth` turns), the same for every candidate."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -232,6 +236,11 @@ def playouts(
     np.put_along_axis(alive, per_deal.reshape(deals, seats * size), 1, axis=1)
     alive = np.tile(alive, (c, 1))
     scores = np.zeros((games, seats), dtype=np.int64)
+    first_others = None
+    if nested > 0 and size > 1:
+        first_others = np.tile(
+            mcs_picks(per_deal, tops[0], lens[0], sums[0], nested, nested_depth, rng), (c, 1)
+        )
     first = np.repeat(np.array(candidates, dtype=np.int64), deals)
     rows = np.arange(games)
     temperatures = np.full((deals, seats), temperature)
@@ -260,6 +269,8 @@ def playouts(
             slot = np.zeros((games, seats), dtype=np.int64)
         if h == size:  # the deciding seat's bee this turn is the candidate
             slot[:, 0] = (hands[:, 0, :] == first[:, None]).argmax(axis=1)
+            if first_others is not None:
+                slot[:, 1:] = first_others
         bees = np.take_along_axis(hands, slot[..., None], axis=2)[..., 0]
         keep = np.ones(hands.shape, dtype=bool)
         keep[rows[:, None], np.arange(seats)[None, :], slot] = False
@@ -267,6 +278,58 @@ def playouts(
         alive[rows[:, None], bees] = 0
         fly(tops, lens, sums, scores, bees)
     return scores.reshape(c, deals, seats), np.array([view.seat, *others])
+
+
+NESTED_LOOKS = 6  # card looks per seat and turn of one nested random playout (`mcs_picks`)
+
+
+def mcs_picks(
+    per_deal: Ints, tops: Ints, lens: Ints, sums: Ints, k: int, depth: int, rng: np.random.Generator
+) -> Ints:
+    """For each deal of `per_deal` (D, S, h) (sorted hands, seat 0 the deciding one) and each
+    other seat o, the slot in o's hand of the bee a plain Monte Carlo player MCS(`k`) would play
+    now from o's view of that deal: o sees its own hand and the stems (`tops`, `lens`, `sums`,
+    as now); what it cannot see is exactly the deal's other hands. Each of its bees is played
+    first in the same `k` random playouts (common random numbers: one order of the bees it
+    cannot see, cut into the other hands, and one order of its own hand, the candidate taken
+    out), every seat then playing its bees in that random order for `depth` turns; the bee with
+    the fewest stings in total (the lowest on a tie) is its pick. (D, S - 1)."""
+    deals, seats, h = per_deal.shape
+    others = seats - 1
+    turns = min(depth, h)
+    unseen_idx = np.array([[s for s in range(seats) if s != o] for o in range(1, seats)])
+    own = per_deal[:, 1:, :]  # (D, O, h)
+    hidden = per_deal[:, unseen_idx, :].reshape(deals, others, others * h)
+    order = np.argsort(rng.random((deals, others, k, others * h)), axis=3)
+    theirs = np.take_along_axis(
+        np.broadcast_to(hidden[:, :, None, :], order.shape), order, axis=3
+    ).reshape(deals, others, k, others, h)[..., :turns]
+    own_order = np.argsort(rng.random((deals, others, k, h)), axis=3)
+    own_seq = np.take_along_axis(
+        np.broadcast_to(own[:, :, None, :], own_order.shape), own_order, axis=3
+    )
+    shape = (deals, others, h, k, h)
+    seq = np.broadcast_to(own_seq[:, :, None, :, :], shape)
+    candidate = np.broadcast_to(own[:, :, :, None, None], shape)
+    rest = seq[seq != candidate].reshape(deals, others, h, k, h - 1)
+    mine = np.concatenate([candidate[..., :1], rest], axis=4)[..., :turns]
+    bees = np.concatenate(
+        [
+            mine[:, :, :, :, None, :],
+            np.broadcast_to(theirs[:, :, None], (deals, others, h, k, others, turns)),
+        ],
+        axis=4,
+    ).reshape(-1, seats, turns)
+    games = bees.shape[0]
+    tops = np.tile(tops, (games, 1))
+    lens = np.tile(lens, (games, 1))
+    sums = np.tile(sums, (games, 1))
+    scores = np.zeros((games, seats), dtype=np.int64)
+    for t in range(turns):
+        fly(tops, lens, sums, scores, np.ascontiguousarray(bees[:, :, t]))
+    totals = scores[:, 0].reshape(deals, others, h, k).sum(axis=3)
+    picks: Ints = totals.argmin(axis=2)
+    return picks
 
 
 def _shares(scores: Ints, now: Ints) -> Floats:
@@ -295,6 +358,10 @@ class Search(NamedTuple):
     own_temperature: float | None = None
     random_share: float = 0.0  # the share of deals whose other players play at random
     min_deals: int = 8
+    # the other seats' bees this turn: an MCS(`nested`) from each one's view of the deal, its
+    # playouts `nested_depth` turns long (`mcs_picks`); 0: drawn from the model as later turns
+    nested: int = 0
+    nested_depth: int = 10
 
 
 class Estimate(NamedTuple):
@@ -322,12 +389,16 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     own_weights = None if how.own_weights is None else np.array(how.own_weights)
     # card looks of one imagined game: each turn every seat's bees, and the turn's tables
     per_game = sum(seats * (h + 3) + TABLE_LOOKS for h in range(1, size + 1))
+    # and of one deal's nested MCS picks, each other seat's every bee in `nested` playouts
+    turns = min(how.nested_depth, size)
+    nested_looks = NESTED_LOOKS * (seats - 1) * size * how.nested * turns * seats
     running = list(hand)
     sums = {b: np.zeros(3) for b in hand}  # loss, stings, win
     counts = dict.fromkeys(hand, 0)
     rounds = max(1, math.ceil(math.log2(len(running))))
     for round_number in range(rounds):
-        deals = max(how.min_deals, how.work // rounds // (per_game * len(running)))
+        per_deal = per_game * len(running) + nested_looks
+        deals = max(how.min_deals, how.work // rounds // per_deal)
         scores, _ = playouts(
             view,
             running,
@@ -339,6 +410,8 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             weights,
             own_weights,
             how.random_share,
+            how.nested,
+            how.nested_depth,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)

@@ -13,13 +13,18 @@ and its random numbers, so the comparison between them is sharper than each esti
 - **hard** (`HARD`): every imagined player draws with the chance softmax(-risk / 1 sting) of the
   heuristic's risk (it counts only the bees still in hands between a stem's top and it); the bee
   with the fewest mean stings is played. (This was the expert level until the one below beat it.)
-- **expert** (`EXPERT`, up to 5 players): the same search on four times hard's deals, with
-  two models of the other players at once: in half the deals they play as hard imagines them,
-  in the other half uniformly at random (the plain Monte Carlo player MCS(n)'s model). Against
-  three MCS(100), players at random scored best (and for the win better still), but those
-  models lose to players who mind their risk (three easy bees beat them); the mixture kept most
-  of the gain (docs/benchmarks.md, "Bee players"). From 6 players on (`EXPERT_LARGE`) it
-  searches as hard does, on three times the deals: see `LARGE_TABLE`.
+- **expert** (`EXPERT`, up to 5 players): the same search on four times hard's work, with two
+  models of the other players' later turns at once: in half the deals they play as hard
+  imagines them, in the other half uniformly at random (the plain Monte Carlo player MCS(n)'s
+  model). Their bees *this turn* are not drawn from a model: in each imagined deal, each other
+  seat plays what a small Monte Carlo player would from that seat's view of the deal (its own
+  hand; the other hands unseen), MCS(8) on playouts 4 turns long (`batch.mcs_picks`): a search
+  of two levels, the others searching too. Against three MCS(100), on 100 deals that no
+  expert line-up of the bench plays (200-299), this won 42.5% [33.5, 51.5] where the search
+  with modelled players only won 31.0% [22.0, 40.5] (paired: +11.5 points [-1.5, +24.0],
+  -1.55 stings [-3.06, +0.03]) at less CPU (docs/benchmarks.md, "Bee players"). At 8 players
+  it did not help (30 deals: 16.7% against 31.7%), so it is not used there: from 6 players on
+  (`EXPERT_LARGE`) it searches as hard does, on three times the deals (see `LARGE_TABLE`).
 
 The playouts are arrays over every imagined game of a round (`batch.py`, numpy), many times the
 deals the same CPU bought in pure Python. The work is a fixed count of imagined card looks (the
@@ -40,7 +45,7 @@ HARD_WORK = 1_000_000  # about 30 ms at 4 players, 45 ms at 8
 WORK = 4_500_000  # the expert's up to 5 players: about 100 ms at 4 players
 LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 players
 HARD = batch.Search(work=HARD_WORK)
-EXPERT = batch.Search(work=WORK, random_share=0.5)
+EXPERT = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4)
 # From 6 players on, the expert searches as hard does, on 3 times its deals: at 8 players, on the
 # bench's 100 deals against seven MCS(100), random players for the win won 16.0% [9.5, 23.5],
 # the old pure-Python expert (this model) 22.0% [14.5, 30.0], and this 17.0% [10.5, 24.5]

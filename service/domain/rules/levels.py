@@ -109,12 +109,13 @@ LEVELS: dict[BeeLevel, Level] = {
             name="expert",
             label="Expert",
             description=(
-                "plays thousands of imagined deals out to the end of the game, against careful"
-                " and careless players, and keeps the bee that takes the fewest stings"
+                "plays hundreds of imagined deals out to the end of the game, in which the other"
+                " players think this turn's bee over too and then play carefully or carelessly,"
+                " and keeps the bee that takes the fewest stings"
             ),
             policy=_expert,
             seeded=True,
-            cost_ms=100.0,  # 130 at 8 players (docs/benchmarks.md, "Bee players")
+            cost_ms=100.0,  # about 80 at 4 players, 130 at 8 (docs/benchmarks.md, "Bee players")
         ),
     )
 }
