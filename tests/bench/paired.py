@@ -62,6 +62,7 @@ CANDIDATES: dict[str, Callable[[], bees.Seeded]] = {
     # the others' bees this turn as an MCS(k) would play them from their view of each deal
     "batch:mix:n8": lambda: _batch(random_share=0.5, nested=8),
     "batch:mix:n8d4": lambda: _batch(random_share=0.5, nested=8, nested_depth=4),
+    "batch:mix:n8d4h": lambda: _batch(random_share=0.5, nested=8, nested_depth=4, nested_share=0.5),
     "batch:n8d4": lambda: _batch(nested=8, nested_depth=4),
     "batch:mix:n4": lambda: _batch(random_share=0.5, nested=4),
     "batch:mix:n16d4": lambda: _batch(random_share=0.5, nested=16, nested_depth=4),

@@ -185,9 +185,12 @@ def test_an_imagined_mcs_player_never_plays_a_sure_sixth_bee_when_a_safe_one_is_
         assert picks[0, 0] != 0
 
 
-def test_the_others_imagined_as_mcs_players_keep_the_search_blind_and_deterministic() -> None:
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_the_others_imagined_as_mcs_players_keep_the_search_blind_and_deterministic(
+    share: float,
+) -> None:
     state = _started(4, _interleaved(4))
-    how = expert.EXPERT._replace(work=200_000, nested=4, nested_depth=3)
+    how = expert.EXPERT._replace(work=200_000, nested=4, nested_depth=3, nested_share=share)
     seed = bee_decision_seed(SERVER_SEED, "g", 1, 1, "pick")
     view = view_for(state, 1)
     pick, estimates = batch.search(view, seed, how)

@@ -202,12 +202,14 @@ def playouts(
     random_share: float = 0.0,
     nested: int = 0,
     nested_depth: int = 10,
+    nested_share: float = 1.0,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
     (the deciding seat first, then the other playing seats). With `nested`, every other seat's
     bee this turn is the one an MCS(`nested`) would play from that seat's view of the deal
-    (`mcs_picks`, playouts of `nested_depth` turns), the same for every candidate."""
+    (`mcs_picks`, playouts of `nested_depth` turns), the same for every candidate, in the first
+    `nested_share` of the deals (the same deals as `random_share`'s, if both are set)."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -237,10 +239,13 @@ def playouts(
     alive = np.tile(alive, (c, 1))
     scores = np.zeros((games, seats), dtype=np.int64)
     first_others = None
-    if nested > 0 and size > 1:
-        first_others = np.tile(
-            mcs_picks(per_deal, tops[0], lens[0], sums[0], nested, nested_depth, rng), (c, 1)
+    searched = round(nested_share * deals) if nested > 0 and size > 1 else 0
+    if searched > 0:
+        picked = mcs_picks(
+            per_deal[:searched], tops[0], lens[0], sums[0], nested, nested_depth, rng
         )
+        first_others = np.tile(np.pad(picked, ((0, deals - searched), (0, 0))), (c, 1))
+        is_searched = np.tile(np.arange(deals) < searched, c)[:, None]
     first = np.repeat(np.array(candidates, dtype=np.int64), deals)
     rows = np.arange(games)
     temperatures = np.full((deals, seats), temperature)
@@ -270,7 +275,7 @@ def playouts(
         if h == size:  # the deciding seat's bee this turn is the candidate
             slot[:, 0] = (hands[:, 0, :] == first[:, None]).argmax(axis=1)
             if first_others is not None:
-                slot[:, 1:] = first_others
+                slot[:, 1:] = np.where(is_searched, first_others, slot[:, 1:])
         bees = np.take_along_axis(hands, slot[..., None], axis=2)[..., 0]
         keep = np.ones(hands.shape, dtype=bool)
         keep[rows[:, None], np.arange(seats)[None, :], slot] = False
@@ -362,6 +367,7 @@ class Search(NamedTuple):
     # playouts `nested_depth` turns long (`mcs_picks`); 0: drawn from the model as later turns
     nested: int = 0
     nested_depth: int = 10
+    nested_share: float = 1.0  # the share of deals whose others search this turn's bee
 
 
 class Estimate(NamedTuple):
@@ -391,7 +397,9 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     per_game = sum(seats * (h + 3) + TABLE_LOOKS for h in range(1, size + 1))
     # and of one deal's nested MCS picks, each other seat's every bee in `nested` playouts
     turns = min(how.nested_depth, size)
-    nested_looks = NESTED_LOOKS * (seats - 1) * size * how.nested * turns * seats
+    nested_looks = round(
+        NESTED_LOOKS * (seats - 1) * size * how.nested * turns * seats * how.nested_share
+    )
     running = list(hand)
     sums = {b: np.zeros(3) for b in hand}  # loss, stings, win
     counts = dict.fromkeys(hand, 0)
@@ -412,6 +420,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             how.random_share,
             how.nested,
             how.nested_depth,
+            how.nested_share,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)
