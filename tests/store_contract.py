@@ -288,6 +288,9 @@ class EventLogContract:
 # delivered, holds settled, tables closed, records below any real game's).
 
 LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
+# Timers the claim tests write are due only by the `now` they pass: a clock that runs on the same
+# database meanwhile (another test's server) never claims them, by its real time.
+FAR_AHEAD = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def new_id(prefix: str = "c") -> str:
@@ -426,9 +429,9 @@ class PortsContract:
 
     async def test_due_timers_are_claimed_once_and_fired_ones_go(self, ports: Ports) -> None:
         game = new_id("g")
-        timers = [Timer(game_id=game, deadline=LONG_AGO + timedelta(seconds=s)) for s in (3, 1, 2)]
+        timers = [Timer(game_id=game, deadline=FAR_AHEAD + timedelta(seconds=s)) for s in (3, 1, 2)]
         await write(ports, *timers, timers[0])  # the same deadline twice is one timer
-        later = Timer(game_id=game, deadline=LONG_AGO + timedelta(days=1))
+        later = Timer(game_id=game, deadline=FAR_AHEAD + timedelta(days=1))
         await write(ports, later)
         first, second, third = sorted(timers, key=lambda t: t.deadline)
         next_deadline = await ports.timers.next_deadline()
@@ -437,7 +440,7 @@ class PortsContract:
         def ours(due: Sequence[Timer]) -> list[Timer]:
             return [t for t in due if t.game_id == game]
 
-        now = LONG_AGO + timedelta(hours=1)
+        now = FAR_AHEAD + timedelta(hours=1)
         async with ports.timers.claim_due(now, 10_000) as claim:
             assert ours(claim.due) == [first, second, third]  # due ones, earliest first
             async with ports.timers.claim_due(now, 10_000) as rival:
@@ -447,14 +450,14 @@ class PortsContract:
             assert ours(claim.due) == [second]  # not fired: still there
             await claim.fired([second])
         with pytest.raises(RuntimeError):
-            async with ports.timers.claim_due(LONG_AGO + timedelta(days=2), 10_000) as claim:
+            async with ports.timers.claim_due(FAR_AHEAD + timedelta(days=2), 10_000) as claim:
                 assert ours(claim.due) == [later]
                 await claim.fired([later])
                 raise RuntimeError("the claim fails: nothing it fired is gone")
-        async with ports.timers.claim_due(LONG_AGO + timedelta(days=2), 10_000) as claim:
+        async with ports.timers.claim_due(FAR_AHEAD + timedelta(days=2), 10_000) as claim:
             assert ours(claim.due) == [later]
             await claim.fired([later])
-        async with ports.timers.claim_due(LONG_AGO + timedelta(days=2), 10_000) as claim:
+        async with ports.timers.claim_due(FAR_AHEAD + timedelta(days=2), 10_000) as claim:
             assert ours(claim.due) == []
 
     # --- the outbox and holds ----------------------------------------------------------------

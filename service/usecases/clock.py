@@ -17,6 +17,7 @@ from service.domain.rules import errors as rule_errors
 from service.domain.rules.commands import ExpireClock
 from service.domain.rules.engine import GameState
 from service.usecases.context import Context
+from service.usecases.errors import NotFound
 from service.usecases.play import Play
 
 log = structlog.get_logger(__name__)
@@ -60,6 +61,11 @@ class TurnClock:
                     await self.expire_clock(game_id, deadline)
                 except rule_errors.RuleViolation as refused:  # a bug, not a reason to retry
                     log.error("timer refused", game_id=game_id, error=str(refused))
+                except NotFound:
+                    # A timer is written with its game's events, so one for a game with none is
+                    # a stray row: retried, it would fail every claim for ever (and hold the
+                    # other due timers' claims to a retry a second).
+                    log.error("timer for no game dropped", game_id=game_id)
                 except Exception:  # the database: this timer stays, for the next claim
                     log.warning("timer not fired; retrying", game_id=game_id, exc_info=True)
                     return False

@@ -7,7 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from service.domain.rules.events import ClockSettings
+from service.store.rows import Timer
 from tests.in_memory import FakeClock, other_instance, swarm_in_memory
+from tests.store_contract import write
 
 CLOCK = ClockSettings(turn_seconds=20, choice_seconds=10)
 
@@ -59,4 +61,17 @@ async def test_a_game_left_to_the_clock_plays_to_its_end() -> None:
     assert game.phase == "ended" and game.server_seed is not None
     assert (await swarm.exports.verify_game(game_id)).ok
     # The game's timers are all gone: the next ones are the table's next game's (none yet).
+    assert await swarm.turn_clock.fire_due_timers() == 0
+
+
+async def test_a_timer_for_no_game_is_dropped_not_retried_for_ever() -> None:
+    """A timer is written with its game's events; a stray one (no such game) is dropped once,
+    where it was retried on every claim, failing each with "due timers not fired"."""
+    clock = FakeClock()
+    swarm = swarm_in_memory(clock)
+    stray = Timer(game_id="g" + "0" * 32, deadline=clock.now)
+    await write(swarm.ctx.ports, stray)
+    assert await swarm.turn_clock.next_deadline() == stray.deadline
+    assert await swarm.turn_clock.fire_due_timers() == 1
+    assert await swarm.turn_clock.next_deadline() is None
     assert await swarm.turn_clock.fire_due_timers() == 0
