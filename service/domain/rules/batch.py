@@ -205,6 +205,7 @@ def playouts(
     nested_share: float = 1.0,
     table: Floats | None = None,
     table_temperature: float = 0.0,
+    table_share: float = 1.0,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
@@ -214,7 +215,7 @@ def playouts(
     `nested_share` of the deals (the same deals as `random_share`'s, if both are set). With
     `table` (`mcs_table`, in place of `nested`), every other seat's bee this turn is the one of
     its hand the table holds the least (Gumbel noise of `table_temperature` stings added), in
-    every deal."""
+    the first `table_share` of the deals."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -253,7 +254,7 @@ def playouts(
         else:
             chosen = values.argmin(axis=2)
         first_others = np.tile(chosen, (c, 1))
-        is_searched = np.ones((games, 1), dtype=bool)
+        is_searched = np.tile(np.arange(deals) < round(table_share * deals), c)[:, None]
     elif searched > 0:
         picked = mcs_picks(
             per_deal[:searched], tops[0], lens[0], sums[0], nested, nested_depth, rng
@@ -432,6 +433,7 @@ class Search(NamedTuple):
     # `table_temperature` stings (the noise of an MCS player's estimates)
     table: int = 0
     table_temperature: float = 0.0
+    table_share: float = 1.0  # the share of deals whose others' bee this turn is the table's
 
 
 class Estimate(NamedTuple):
@@ -503,6 +505,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             how.nested_share,
             table,
             how.table_temperature,
+            how.table_share,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)
