@@ -11,6 +11,7 @@ import pytest
 
 from service.domain.rules.cards import stings
 from tests.browser.board import (
+    account,
     game_id,
     hand,
     play_turn,
@@ -446,5 +447,33 @@ def test_every_menu_item_shows_on_a_phone_outside_a_game(
                     and box["x"] + box["width"] > chip["x"]
                 )
                 assert not overlaps_chip, (screen, name, box, chip)
+    finally:
+        ctx.close()
+
+
+def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: str) -> None:
+    """The lobby's "💰50 buy-in" used to break after the coin at 375 px; it is one line."""
+    host = account(board_url, "Host")
+    opened = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 4, "stake": 50},
+        headers={"authorization": f"Bearer {host['token']}"},
+    )
+    assert opened.status_code == 201, opened.text
+    ctx = browser.new_context(
+        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        page.goto(board_url + "/#/lobby")
+        page.get_by_placeholder("Your name").fill("Gwen")
+        page.get_by_role("button", name="Play as guest").click()
+        row = page.locator(".lobby-table tr", has_text=host["name"])
+        label = row.locator(".nowrap", has_text="💰50 buy-in")
+        label.wait_for()
+        lines = label.evaluate("el => el.getClientRects().length")
+        assert lines == 1, f"'💰50 buy-in' is drawn on {lines} lines"
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"the lobby scrolls sideways: {width} px"
     finally:
         ctx.close()
