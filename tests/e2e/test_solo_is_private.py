@@ -64,3 +64,20 @@ async def test_anyone_opens_an_online_game_once_it_has_ended(
     for opening in OPENINGS:
         ended = await client.get(f"/games/{game_id}{opening}", headers=watcher.headers)
         assert ended.status_code == 200, (opening, ended.text)
+
+
+async def test_joining_a_solo_table_says_why_not(client: AsyncTestClient[Any]) -> None:
+    """Its player already sits there (409 `already-seated`); anyone else may not (403
+    `not-permitted`). Both were 403 `not-seated`, whose remedy is to join the table."""
+    owner = await Api(client).guest("Ada")
+    stranger = await Api(client).guest("Mallory")
+    table = await owner.solo_table(players=2)
+    before = await owner.table(table["table_id"])
+    own = await owner.table_action(table["table_id"], "seats")
+    assert own.status_code == 409 and own.json()["code"] == "already-seated", own.text
+    other = await stranger.table_action(table["table_id"], "seats")
+    assert other.status_code == 403 and other.json()["code"] == "not-permitted", other.text
+    after = await owner.table(table["table_id"])
+    assert (
+        after["seats"] == before["seats"] and after["game"]["version"] == before["game"]["version"]
+    )
