@@ -29,11 +29,13 @@ Name = Annotated[
         "punctuation, symbols) with at most 3 combining marks on each, and spaces; shown "
         "NFKC-normalised with runs of spaces made one. No control, format (zero-width, bidi), "
         "private-use, unassigned or invisible character, by Unicode category (the pattern "
-        f"lists what is allowed; Unicode {unicodedata.unidata_version}). Refused with 422 "
-        "`invalid-name`. The pattern holds the characters past U+FFFF as they are (emoji, "
-        "historic scripts): read it as JSON Schema validators do, with ECMAScript's `u` flag "
-        "(or as Python does); without `u` an ECMAScript engine sees them as surrogate pairs "
-        "and the pattern as invalid, and no form of it reads the same to both",
+        f"lists what is allowed; Unicode {unicodedata.unidata_version}). Empty or over 40 "
+        "characters as sent: 400 `bad-request`, as any schema bound; refused by the pattern "
+        "(or over 40 after NFKC): 422 `invalid-name`. The pattern holds the characters past "
+        "U+FFFF as they are (emoji, historic scripts): read it as JSON Schema validators do, "
+        "with ECMAScript's `u` flag (or as Python does); without `u` an ECMAScript engine sees "
+        "them as surrogate pairs and the pattern as invalid, and no form of it reads the same "
+        "to both",
     ),
 ]
 # Every string the API reads is text: no NUL (refused before decoding, service/api/limits.py,

@@ -4,6 +4,7 @@ in its path (`TableId`, `GameId`, `PlayerId`, each described where it is declare
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -34,26 +35,69 @@ def _body_decoder(request: Request[Any, Any, Any]) -> msgspec.json.Decoder[Any] 
     return _BODY_DECODERS[handler]
 
 
-_QUERY_NAMES: dict[object, frozenset[str]] = {}
+_QUERY_NAMES: dict[object, tuple[frozenset[str], frozenset[str]]] = {}
 
 
-def _query_names(request: Request[Any, Any, Any]) -> frozenset[str]:
-    """The query parameters the handler takes (cached per handler)."""
+def _query_names(request: Request[Any, Any, Any]) -> tuple[frozenset[str], frozenset[str]]:
+    """The query parameters the handler takes, and those of them that take one value (not a
+    list, like verifyGame's repeatable `expect_head`), cached per handler."""
     handler = request.route_handler
     if handler not in _QUERY_NAMES:
-        names = set()
+        names, single = set(), set()
         for name, field in handler.parsed_fn_signature.parameters.items():
             kwarg = field.kwarg_definition
             alias = getattr(kwarg, "query", None)
             names.add(alias or name)
-        _QUERY_NAMES[handler] = frozenset(names)
+            if not field.is_non_string_sequence:
+                single.add(alias or name)
+        _QUERY_NAMES[handler] = (frozenset(names), frozenset(single))
     return _QUERY_NAMES[handler]
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return value
+
+
+def duplicate_key(body: bytes) -> str | None:
+    """A key that appears twice in one object of the (valid JSON) body, or None. msgspec, like
+    most decoders, keeps the last of them, while another reader of the same bytes (a proxy, a
+    log) may keep the first: so such a body is refused rather than read one way."""
+    if body.count(b":") < 2:
+        return None  # one key at most: nothing can repeat
+    try:
+        json.loads(body, object_pairs_hook=_no_duplicate_keys)
+    except _DuplicateKey as exc:
+        return str(exc.args[0])
+    except ValueError:  # what msgspec read and the standard library does not (never a 500)
+        return None
+    return None
+
+
+def _canonical_ids(request: Request[Any, Any, Any]) -> bool:
+    """Whether every id in the path is written as the document's `format: uuid` (8-4-4-4-12 hex
+    digits, either case): Python's UUID also reads `{…}`, `urn:uuid:…` and 32 bare digits."""
+    ids = [str(v) for v in request.path_params.values() if isinstance(v, UUID)]
+    if not ids:
+        return True
+    segments = {segment.lower() for segment in request.scope["path"].split("/")}
+    return all(ident in segments for ident in ids)
+
+
 def _is_json(media_type: str) -> bool:
-    return media_type == "application/json" or (
-        media_type.startswith("application/") and media_type.endswith("+json")
-    )
+    """The one media type the document gives every body (README: anything else is a 415; a
+    `+json` type such as `application/problem+json` was taken as JSON too)."""
+    return media_type == "application/json"
 
 
 def _whole_numbers_as_integers(value: Any) -> Any:
@@ -86,13 +130,25 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
     first (a `before_request` hook on every controller), so a body gets through only if it is
     exactly what the schema says; Litestar then decodes the same bytes. A body that is not
     `application/json` is a 415; an optional body may be absent. A query parameter the operation
-    does not take is refused too, as unknown body fields are."""
-    unknown = sorted(set(request.query_params) - _query_names(request))
+    does not take is refused too, as unknown body fields are, and so are a single-valued query
+    parameter given twice and an object's key given twice (readers disagree on which counts);
+    a path's id must be written as a UUID is (8-4-4-4-12 hex digits), else 404."""
+    if not _canonical_ids(request):
+        raise problem(404, "not-found", "Not Found")  # as any other path that names no id
+    names, single = _query_names(request)
+    unknown = sorted(set(request.query_params) - names)
     if unknown:
         raise problem(
             400,
             "bad-request",
             f"This operation takes no query parameter {unknown[0]!r}.",
+        )
+    repeated = sorted(name for name in single if len(request.query_params.getall(name, ())) > 1)
+    if repeated:
+        raise problem(
+            400,
+            "bad-request",
+            f"The query parameter {repeated[0]!r} is given more than once; it takes one value.",
         )
     decoder = _body_decoder(request)
     if decoder is None:
@@ -100,6 +156,9 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
     body = await request.body()
     if not body:
         return  # a required body is then refused by Litestar, an optional one is None
+    kinds = request.headers.getall("content-type", ())
+    if len(kinds) > 1 or any("," in kind for kind in kinds):  # several, maybe folded into one
+        raise problem(400, "bad-request", "Send one Content-Type header, not several.")
     media_type, _ = request.content_type
     if not _is_json(media_type.lower()):
         raise problem(
@@ -118,6 +177,14 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
         ) from None
     except msgspec.DecodeError as exc:
         raise problem(400, "bad-request", str(exc)) from None
+    key = duplicate_key(body)
+    if key is not None:
+        raise problem(
+            400,
+            "bad-request",
+            f"Object contains the key {key!r} more than once.",
+            extra=[{"message": f"duplicate key {key!r}", "source": "body"}],
+        )
 
 
 def provide_service(state: State) -> Swarm:

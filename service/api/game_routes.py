@@ -134,19 +134,20 @@ class GameController(Controller):
         operation_id="exportGame",
         summary="The whole game, for an offline audit",
     )
-    @refuses(NotFound, GameNotOver)
+    @refuses(NotFound, Forbidden, GameNotOver)
     async def export_game(self, game_id: GameId, service: Service, player: Caller) -> GameExport:
         """After the game: the whole game as one document, its events (each with its hash-chain
         link) and the revealed deal, for anyone to audit offline with
-        `python -m service audit FILE` (docs/fairness.md). 409 while the game is running."""
-        return await service.exports.export_game(str(game_id))
+        `python -m service audit FILE` (docs/fairness.md). 409 while the game is running. A
+        solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
+        return await service.exports.export_game(str(game_id), player)
 
     @get(
         "/{game_id:uuid}/analysis",
         operation_id="analyseTurn",
         summary="What the expert bee would have played (a finished game)",
     )
-    @refuses(NotFound, GameNotOver, SeatNotPlaying)
+    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying)
     async def analyse_turn(
         self,
         game_id: GameId,
@@ -164,15 +165,16 @@ class GameController(Controller):
         `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, under a tenth of a
         second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
         meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
-        409 `seat-not-playing` for a seat the game does not have or that had left by then."""
-        return await service.exports.analyse_turn(str(game_id), seat, turn)
+        409 `seat-not-playing` for a seat the game does not have or that had left by then.
+        A solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
+        return await service.exports.analyse_turn(str(game_id), seat, turn, player)
 
     @get(
         "/{game_id:uuid}/verification",
         operation_id="verifyGame",
         summary="The server's verification of a game",
     )
-    @refuses(NotFound, GameNotOver)
+    @refuses(NotFound, Forbidden, GameNotOver)
     async def verify_game(
         self,
         game_id: GameId,
@@ -201,7 +203,8 @@ class GameController(Controller):
         the deal is the fair one (commitment, transcript, deck, deal, fingerprint), the hash
         chain is whole, every move replays through the rules, and the result stands; held to
         what you recorded during play (the `expect_*` parameters, as `python -m service audit
-        --expect-*` takes them), each checked by the step that owns it."""
+        --expect-*` takes them), each checked by the step that owns it. A solo game is its
+        player's alone: 403 `forbidden` for anyone else, ended or not."""
         try:
             expect = Expectations(
                 commitment=expect_commitment,
@@ -211,7 +214,7 @@ class GameController(Controller):
             )
         except ValueError as error:
             raise ValidationException(f"expect_head or expect_table_head: {error}") from None
-        report = await service.exports.verify_game(str(game_id), expect)
+        report = await service.exports.verify_game(str(game_id), expect, player)
         return Verification(
             game_id=str(game_id),
             ok=report.ok,

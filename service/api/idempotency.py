@@ -182,7 +182,7 @@ def _problem(status: int, code: str, detail: str, *extra: tuple[bytes, bytes]) -
 
 BAD_KEY = (
     "bad-request",
-    f"{HEADER} must be 16 to 255 visible ASCII characters (a UUID is a good key).",
+    f"{HEADER} must be one key of 16 to 255 visible ASCII characters (a UUID is a good key).",
 )
 REUSED = (
     "idempotency-key-reused",
@@ -245,10 +245,15 @@ def idempotency(app: ASGIApp) -> ASGIApp:
 
 
 def _header(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"idempotency-key":
-            return value.decode("latin-1")
-    return None
+    """The request's key; several (two headers) come back as the empty string, which no key
+    matches: a 400, where the first was taken and a retry with the other would have done the
+    request again."""
+    keys = [value for name, value in scope["headers"] if name == b"idempotency-key"]
+    if not keys:
+        return None
+    if len(keys) > 1:
+        return ""
+    return keys[0].decode("latin-1")
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, Receive]:

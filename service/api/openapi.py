@@ -586,6 +586,26 @@ def _constrain_strings(name: str, schema: dict[str, Any]) -> None:
             target.setdefault("pattern", beside or QUERY_ITEM_PATTERNS.get(name, NO_NUL))
 
 
+def _integer_bounds(name: str, schema: dict[str, Any], handler: Any) -> None:
+    """Give an optional integer query parameter (`int | None`: a `oneOf` of integer and null)
+    the bounds the server holds it to, on its integer: Litestar writes `maximum` beside the
+    `oneOf` and drops a `minimum` of 0 (the streams' `after` said nothing of `-1`, a 400)."""
+    variants = [v for v in schema.get("oneOf", ()) if v.get("type") == "integer"]
+    if not variants:
+        return
+    for field_name, field in handler.parsed_fn_signature.parameters.items():
+        kwarg = field.kwarg_definition
+        if (getattr(kwarg, "query", None) or field_name) != name:
+            continue
+        for key, bound in (
+            ("minimum", getattr(kwarg, "ge", None)),
+            ("maximum", getattr(kwarg, "le", None)),
+        ):
+            schema.pop(key, None)
+            if bound is not None:
+                variants[0][key] = int(bound)
+
+
 # --- response headers ----------------------------------------------------------------------
 
 API_VERSION_HEADER = "API-Version"
@@ -792,6 +812,7 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
         for parameter in operation.get("parameters", ()):
             if parameter.get("in") == "query":
                 _constrain_strings(parameter["name"], parameter["schema"])
+                _integer_bounds(parameter["name"], parameter["schema"], handlers[op_id])
         body = operation.get("requestBody")
         responses = operation["responses"]
         if body is not None:

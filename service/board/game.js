@@ -881,7 +881,7 @@ export class GameScreen {
     const reason = {
       finished: `After ${v.turns} turns, the fewest stings wins.`,
       last_person_standing: "Everyone else left the table: the last person standing wins at once.",
-      abandoned: "Abandoned: 3 turns in a row passed with nobody picking. Every buy-in goes back.",
+      abandoned: `Abandoned: ${v.idle_turns_to_end} turns in a row passed with nobody picking. Every buy-in goes back.`,
     }[r.reason];
     // Fewest stings first; a seat that left last, as its stings no longer count (seed §9).
     const gone = (s) => (s.status === "left" ? 1 : 0);

@@ -276,7 +276,7 @@ export function lobbyScreen(app, container) {
               h("td", {}, t.host_name),
               h("td", {}, `${t.seats_taken} / ${t.capacity}`),
               // Only a table's first game holds a buy-in: once under way, Play again has none.
-              h("td", {}, t.stake ? (t.status === "open" ? `💰${t.stake} buy-in` : `Buy-in table (💰${t.stake}, first game)`) : "Free"),
+              h("td", {}, t.stake ? (t.status === "open" ? h("span", { class: "nowrap" }, `💰${t.stake} buy-in`) : [h("span", { class: "nowrap" }, `💰${t.stake} buy-in`), " (first game)"]) : "Free"),
               h("td", {}, { open: "waiting", playing: "playing", between_games: "between games", closed: "closed" }[t.status] ?? t.status),
               h(
                 "td",

@@ -19,7 +19,8 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.rules.cards import STEM_CAPACITY, pile_stings, stings
+from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
+from service.domain.rules.clock import IDLE_TURNS_TO_ABANDON
 from service.domain.rules.engine import GameState, evolve, initial_state
 from service.domain.rules.events import (
     BeeLanded,
@@ -463,13 +464,16 @@ def describe(shown: VisibleEventData, before: GameState, after: GameState) -> St
             )
             winners = [name_of(after, w) for w in shown.winners]
             if shown.reason == "abandoned":
-                verdict = "abandoned: 3 turns in a row with nobody picking, nobody wins"
+                verdict = (
+                    f"abandoned: {IDLE_TURNS_TO_ABANDON} turns in a row with nobody picking, "
+                    "nobody wins"
+                )
             elif len(winners) == 1:
                 verdict = f"{winners[0]} wins"
             else:
                 verdict = f"{' and '.join(winners)} share the win"
             why = {
-                "finished": "after 10 turns",
+                "finished": f"after {TURNS} turns",
                 "last_person_standing": "everyone else left",
                 "abandoned": "abandoned",
             }[shown.reason]

@@ -371,10 +371,11 @@ def decide_join(
     _require_open(state)
     if state.stake > 0 and not registered:
         raise BuyInNeedsAccount("A buy-in table needs an account: register, then join.")
-    if state.mode != "online":
-        raise NotSeated("A solo table has no free seats.")
     if state.seat_of(player_id) is not None:
         raise AlreadySeated("You already sit at this table.")
+    if state.mode != "online":
+        # Not `not-seated`, whose remedy is to join: a solo table is its player's alone.
+        raise NotPermitted("A solo table has no free seats: it is its player's alone.")
     if state.playing:
         raise GameInProgress("Wait for the game to end to join.")
     if len(state.seats) >= state.capacity:

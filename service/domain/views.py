@@ -38,6 +38,7 @@ from service.domain.ledger import (
 )
 from service.domain.rules.bees import level_of
 from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
+from service.domain.rules.clock import IDLE_TURNS_TO_ABANDON
 from service.domain.rules.engine import (
     Forecast,
     GameState,
@@ -330,6 +331,8 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
             keep it to hold the game's export to it (`--expect-head VERSION:HASH`). Null in other
             responses.
         turns: How many turns the game lasts (seed §6: 10, one for each bee in a hand).
+        idle_turns_to_end: How many turns in a row with nobody picking end the game as
+            abandoned (seed §7: 3).
         pot: What the pot held and paid, seat by seat, once a game with a buy-in has ended
             (getGame, and the move that ends the game); null otherwise.
         reward: What the game earned you, once an online game you finished with an account
@@ -359,6 +362,7 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
     # hold the game's export to it (`--expect-head VERSION:HASH`). Null in other responses.
     head_hash: str | None = None
     turns: int
+    idle_turns_to_end: int
     pot: PotView | None = None
     reward: RewardView | None = None
 
@@ -453,6 +457,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
         server_time=now,
         result=result,
         turns=TURNS,
+        idle_turns_to_end=IDLE_TURNS_TO_ABANDON,
     )
 
 

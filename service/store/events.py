@@ -9,13 +9,12 @@ Design (after pyeventsourcing's ``eventsourcing/postgres.py`` and message-db's
 function per append):
 
 * **No global lock.** Appends to different streams run side by side. ``unique (stream,
-  version)`` is the optimistic-concurrency guarantee; the version check in ``append_events``
-  (migration 0009) gives the precise error first, and a writer racing past that check meets
-  the unique index, which is mapped to the same error.
-* **One round trip per append.** ``append_events`` runs, in one statement: the idempotency check
-  (``processed_commands``), each stream's version and head check, the inserts, the processed
-  command and ``pg_notify('swarm_events', <stream>)`` per stream written (delivered only on
-  commit, see ``service/store/wakeups.py``). The rows that must commit with the events
+  version)`` is the optimistic-concurrency guarantee; the version check in
+  ``append_events_quiet`` (migration 0017) gives the precise error first, and a writer racing
+  past that check meets the unique index, which is mapped to the same error.
+* **One round trip per append.** ``append_events_quiet`` runs, in one statement: the
+  idempotency check (``processed_commands``), each stream's version and head check, the inserts
+  and the processed command. The rows that must commit with the events
   (``also=``: ``service.store.rows``, each a statement of ``service.store.projections``) are
   folded into the same statement as data-modifying CTEs, so they are still one round trip and
   one transaction; a refused append raises inside the
@@ -26,7 +25,7 @@ function per append):
   canonical JSON is Python's ``json.dumps``, which SQL cannot reproduce), from the head hash of
   the version the caller decided on. The store knows that hash from its reads (``_Heads``: a
   stored event's hash never changes, so a cached one is never wrong, only possibly old), and
-  fetches it only when it does not. ``append_events`` then checks, inside the inserting
+  fetches it only when it does not. ``append_events_quiet`` then checks, inside the inserting
   transaction, that the stored head at the expected version *is* that hash (``SWHED``
   otherwise: re-read and re-hash), and ``unique (stream, version)`` lets only one event ever
   take the next version. So every event is chained on the stored head before it, and two
@@ -44,12 +43,22 @@ function per append):
 * JSON stays text across the wire: callers pass encoded JSON bytes in, get ``data::text`` bytes
   out, or (``read_events``) the whole stream as one JSON array decoded straight into their
   structs.
+* **Wake-ups after the commit.** Followers (``service/store/wakeups.py``) are woken by
+  ``NOTIFY swarm_events, <stream>``, sent once the append has committed, not inside it: a
+  notifying transaction holds PostgreSQL's one server-wide notify lock from its pre-commit to
+  the end of its commit, so appends that notified committed one at a time (migration 0017).
+  ``_Wakener`` sends, for each process, one statement for all the streams written since its
+  last (asynchronous commit: it is only a wake-up). One lost to a crash in between only delays
+  followers until their next heartbeat re-read.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import functools
 import json
+import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -75,14 +84,28 @@ else:
 
 T = TypeVar("T")
 
-# LISTEN/NOTIFY channel: each append notifies the names of the streams it wrote to (see
-# service/store/wakeups.py; the name is fixed in migration 0009's append_events).
+log = logging.getLogger(__name__)
+
+# LISTEN/NOTIFY channel: after each append commits, the names of the streams it wrote to are
+# notified on it (`_Wakener`; service/store/wakeups.py listens).
 WAKEUP_CHANNEL = "swarm_events"
+
+# One notifying transaction for a batch of streams, committed asynchronously (a wake-up lost to
+# a crash costs a follower a heartbeat's wait, nothing else): `set_config(..., true)` lasts
+# until the end of this statement's own transaction, its commit included.
+_WAKE = (
+    "select count(pg_notify($1, s))"
+    " from (select set_config('synchronous_commit', 'off', true)) as c, unnest($2::text[]) as s"
+)
+_WAKE_ATTEMPTS = 4
+# Seconds the wakener gathers streams before it sends: a follower hears of an append this much
+# later, and a process at 100-500 appends a second sends one statement for several of them.
+_WAKE_WINDOW = 0.01
 
 _EVENTS_UNIQUE = "events_stream_version_key"
 _COMMANDS_PKEY = "processed_commands_pkey"
 
-# SQLSTATEs raised by append_events (migrations/0012_append_without_a_global_lock.sql), and by a
+# SQLSTATEs raised by append_events_quiet (migrations/0012, 0015, 0017), and by a
 # guard such as require_token (migrations/0014_token_guard.sql).
 _DUPLICATE, _CONFLICT, _HEAD_MOVED, _GUARD = "SWDUP", "SWCON", "SWHED", "SWGRD"
 
@@ -170,7 +193,7 @@ class UniqueViolation(asyncpg.UniqueViolationError):
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
 
 _APPEND_PARAMS = 13
-_APPEND_CALL = f"append_events({', '.join(f'${i}' for i in range(1, 14))})"
+_APPEND_CALL = f"append_events_quiet({', '.join(f'${i}' for i in range(1, 14))})"
 _APPEND = f"select * from {_APPEND_CALL}"
 
 # Each existing stream's head: its last version, that event's hash and its chain version.
@@ -362,12 +385,56 @@ def _guarded_sql(sql: str, guard: str, offset: int) -> str:
     return sql.replace(_APPEND, f"select a.*, ({check}) from {_APPEND_CALL} as a")
 
 
+class _Wakener:
+    """Wakes the followers of the streams appended to, after their commits: one task at a
+    time sends one NOTIFY statement for every stream written in the last `_WAKE_WINDOW` or
+    since the statement before, so a burst of appends costs a few notifying transactions,
+    never one per append, and no append waits for one. A wake-up is a hint: followers also
+    re-read on every heartbeat, so a batch that cannot be sent (after a few tries) is dropped
+    with a warning."""
+
+    def __init__(self, pool: Pool) -> None:
+        self._pool = pool
+        self._pending: dict[str, None] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def wake(self, streams: Sequence[str]) -> None:
+        self._pending.update(dict.fromkeys(streams))
+        task = self._task
+        loop = asyncio.get_running_loop()
+        if task is None or task.done() or task.get_loop() is not loop:
+            # A context of its own: not the reserved connections of a clock's task, say.
+            self._task = loop.create_task(
+                self._send(), name="swarm-wakener", context=contextvars.Context()
+            )
+
+    async def _send(self) -> None:
+        failures = 0
+        await asyncio.sleep(_WAKE_WINDOW)
+        while self._pending:
+            streams = list(self._pending)
+            self._pending.clear()
+            try:
+                await self._pool.execute(_WAKE, WAKEUP_CHANNEL, streams)
+                failures = 0
+            except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError, TimeoutError) as exc:
+                failures += 1
+                if failures >= _WAKE_ATTEMPTS or self._pool.is_closing():
+                    log.warning(
+                        "stream wake-ups not sent (%s): followers re-read on heartbeats", exc
+                    )
+                    return
+                self._pending.update(dict.fromkeys(streams))
+                await asyncio.sleep(0.05 * 2**failures)
+
+
 class EventStore:
     """Append to and read from the ``events`` table through an asyncpg pool."""
 
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
         self._heads = _Heads()
+        self._wakener = _Wakener(pool)
 
     async def append(
         self,
@@ -502,6 +569,8 @@ class EventStore:
         last = {e.stream: e for e in recorded}  # each stream's last event (rows in order)
         for e in last.values():
             self._heads.saw(e.stream, e.version, e.hash, e.chain)
+        if last:
+            self._wakener.wake(list(last))
         return recorded
 
     async def _heads_for(

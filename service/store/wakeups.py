@@ -1,11 +1,14 @@
 """Wake-ups for stream followers: PostgreSQL LISTEN on one dedicated connection per process.
 
-``EventStore.append`` runs ``pg_notify('swarm_events', <stream>)`` inside its transaction, so
-PostgreSQL delivers the notification to every listening process (every app instance) only
-after the events are committed. A notification is only a wake-up: its payload is the stream
-name, and a follower re-reads the stream from its own last version. Notifications can be
-missed (the listener connection drops, a follower subscribes late), so followers also re-read
-on every heartbeat tick; nothing depends on a notification arriving.
+Once an append has committed, ``EventStore`` notifies ``swarm_events`` with each stream it
+wrote (its process's ``_Wakener``, a batch of streams a statement, after the commit: never
+inside the appending transaction, which would take PostgreSQL's server-wide notify lock
+there), and PostgreSQL delivers the notification to every listening process (every app
+instance). A notification is only a wake-up: its payload is the stream name, and a follower
+re-reads the stream from its own last version. Notifications can be missed (the listener
+connection drops, a follower subscribes late, the appending process dies between its commit
+and the notify), so followers also re-read on every heartbeat tick; nothing depends on a
+notification arriving.
 """
 
 from __future__ import annotations

@@ -24,12 +24,15 @@ from service.domain.audit import (
 )
 from service.domain.chain import CHAIN_V1, GENESIS
 from service.domain.rules import errors as rule_errors
+from service.domain.rules.engine import GameState
 from service.domain.rules.events import DealRevealed, GameStarted, decode_event
 from service.domain.tables import GameOpened, GamePrepared, decode_table_event
 from service.store.events import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import Busy
+from service.usecases.identity import Player
 from service.usecases.repository import Repository
+from service.usecases.watching import viewer_seat
 
 # An analysis is one expert decision (under 0.1 s of CPU, `expert.WORK`), made in a worker
 # thread. At most this many run at once on an instance; one more is shed (503 `overloaded`,
@@ -45,15 +48,27 @@ class Exports:
         self._analysing = 0
         self._analyses: OrderedDict[tuple[str, int, int], TurnAnalysis] = OrderedDict()
 
-    async def analyse_turn(self, game_id: str, seat: int, turn: int) -> TurnAnalysis:
+    async def _may_open(self, game_id: str, player: Player | None) -> GameState:
+        """The game's state, once `player` may open it (None: the server itself): anyone may an
+        online game's, only its player a solo game's (403 `forbidden` for anyone else, before
+        and after the end alike, as getGame answers: a stranger learns neither its contents
+        nor whether it has ended)."""
+        state = await self.repository.game(game_id)
+        if player is not None:
+            await viewer_seat(self.repository, state, player)
+        return state
+
+    async def analyse_turn(
+        self, game_id: str, seat: int, turn: int, player: Player | None = None
+    ) -> TurnAnalysis:
         """What the expert bee would have played at `seat` at the start of `turn` of a finished
         game, from only what that seat could see then (`service.domain.analysis`)."""
+        state = await self._may_open(game_id, player)
         key = (game_id, seat, turn)
         kept = self._analyses.get(key)
         if kept is not None:
             self._analyses.move_to_end(key)
             return kept
-        state = await self.repository.game(game_id)
         if state.phase != "ended":
             raise rule_errors.GameNotOver("A game is analysed once it has ended.")
         if self._analysing >= ANALYSES_AT_ONCE:
@@ -70,10 +85,11 @@ class Exports:
             self._analyses.popitem(last=False)
         return answer
 
-    async def export_game(self, game_id: str) -> GameExport:
+    async def export_game(self, game_id: str, player: Player | None = None) -> GameExport:
         """The whole finished game: its events with their hashes, and the revealed deal.
-        Anyone may export a game once it is over; before that it would give hands away."""
-        state = await self.repository.game(game_id)
+        Anyone may export an online game once it is over (before that it would give hands
+        away); a solo game only its player."""
+        state = await self._may_open(game_id, player)
         if state.phase != "ended":
             raise rule_errors.GameNotOver("A game is exported once it has ended.")
         recorded = await self.ctx.store.read_stream(stream("game", game_id))
@@ -124,10 +140,13 @@ class Exports:
         prev = recorded[first - 1].hash if first > 0 else GENESIS
         return TableRecord(prev_hash=prev.hex(), events=_rows(recorded[first : last + 1]))
 
-    async def verify_game(self, game_id: str, expect: Expectations | None = None) -> AuditReport:
+    async def verify_game(
+        self, game_id: str, expect: Expectations | None = None, player: Player | None = None
+    ) -> AuditReport:
         """The server's own verdict on a finished game: the same audit an outsider runs on the
         export, over the events as stored now, held to what the caller recorded (`expect`)."""
-        return audit(msgspec.to_builtins(await self.export_game(game_id)), expect or Expectations())
+        export = await self.export_game(game_id, player)
+        return audit(msgspec.to_builtins(export), expect or Expectations())
 
 
 def _rows(recorded: Sequence[RecordedEvent]) -> tuple[ExportedEvent, ...]:

@@ -504,8 +504,17 @@ class Server:
         env = server_env(database_url)
         command = [sys.executable, "-m", module, *args, "--port", str(self.port)]
         with self.log.open("wb") as out:
+            # A session of its own, as a deployment's unit or container: with the kernel's
+            # autogroup scheduling (kernel.sched_autogroup_enabled) a session is what gets a
+            # share of the CPU, so a server in the load generator's session would share the
+            # generator's (issue 28).
             self.process = subprocess.Popen(
-                command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=cwd
+                command,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                start_new_session=True,
             )
 
     @property

@@ -7,9 +7,11 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from service.domain.rules.cards import stings
 from tests.browser.board import (
+    account,
     game_id,
     hand,
     play_turn,
@@ -413,3 +415,65 @@ def test_expert_bees_show_that_they_are_thinking_while_they_answer(
     thinking.wait_for(timeout=10_000)
     thinking.wait_for(state="detached", timeout=60_000)
     page.locator(".game-bar .turn", has_text="Turn 2 of 10").wait_for(timeout=30_000)
+
+
+@pytest.mark.parametrize(("width", "height"), [(375, 740), (390, 844), (320, 640)])
+def test_every_menu_item_shows_on_a_phone_outside_a_game(
+    browser: Any, board_url: str, width: int, height: int
+) -> None:
+    """On a phone the menu used to scroll sideways behind the "Log in" chip: Leaderboard and
+    Profile were out of sight. Outside a game it now takes a row of its own: every item is
+    inside the window, none under the chip."""
+    ctx = browser.new_context(
+        viewport={"width": width, "height": height}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        for screen in ("#/", "#/lobby", "#/leaderboard"):
+            page.goto(board_url + "/" + screen)
+            page.locator("#identity .me-chip, #identity a, #identity button").first.wait_for()
+            chip = page.locator("#identity").bounding_box()
+            links = page.locator("nav a")
+            assert links.count() == 5
+            for k in range(links.count()):
+                box = links.nth(k).bounding_box()
+                name = links.nth(k).inner_text()
+                assert box is not None, name
+                assert box["x"] >= 0 and box["x"] + box["width"] <= width, (screen, name, box)
+                overlaps_chip = (
+                    chip is not None
+                    and box["y"] < chip["y"] + chip["height"]
+                    and chip["y"] < box["y"] + box["height"]
+                    and box["x"] + box["width"] > chip["x"]
+                )
+                assert not overlaps_chip, (screen, name, box, chip)
+    finally:
+        ctx.close()
+
+
+def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: str) -> None:
+    """The lobby's "💰50 buy-in" used to break after the coin at 375 px; it is one line."""
+    host = account(board_url, "Host")
+    opened = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 4, "stake": 50},
+        headers={"authorization": f"Bearer {host['token']}"},
+    )
+    assert opened.status_code == 201, opened.text
+    ctx = browser.new_context(
+        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        page.goto(board_url + "/#/lobby")
+        page.get_by_placeholder("Your name").fill("Gwen")
+        page.get_by_role("button", name="Play as guest").click()
+        row = page.locator(".lobby-table tr", has_text=host["name"])
+        label = row.locator(".nowrap", has_text="💰50 buy-in")
+        label.wait_for()
+        lines = label.evaluate("el => el.getClientRects().length")
+        assert lines == 1, f"'💰50 buy-in' is drawn on {lines} lines"
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"the lobby scrolls sideways: {width} px"
+    finally:
+        ctx.close()

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from litestar.testing import AsyncTestClient
 
@@ -22,6 +23,7 @@ from service.settings import Settings
 from service.store.idempotency import PostgresIdempotencyRecords
 from service.store.pool import Pool
 from tests.e2e.api_client import Api
+from tests.live_server import serve
 
 
 class Clock:
@@ -155,6 +157,36 @@ async def test_a_malformed_key_is_refused(client: AsyncTestClient[Any], ada: str
         )
         assert refused.status_code == 400 and refused.json()["code"] == "bad-request"
     assert await my_tables(client, ada) == []
+
+
+def test_two_keys_are_refused(database_url: str) -> None:
+    """Review 4: with two Idempotency-Key headers the first was taken, so a retry that sent
+    only the second did the request again (a second table). Over real HTTP (uvicorn), where
+    the two arrive as two headers; the test client folds them into one."""
+    app = create_app(database_url, run_clock=False, rate_limit_per_second=0)
+    server = serve(app)
+    base = next(server)
+    try:
+        with httpx.Client(base_url=base, timeout=10) as http:
+            token = http.post("/guests", json={"name": "Twice"}).json()["token"]
+            first, second = key(), key()
+            headers = [
+                ("authorization", f"Bearer {token}"),
+                ("idempotency-key", first),
+                ("idempotency-key", second),
+            ]
+            refused = http.post("/solo-tables", json={}, headers=headers)
+            assert refused.status_code == 400, refused.text
+            assert refused.json()["code"] == "bad-request"
+            mine = http.get("/me/games", headers=bearer(token)).json()["tables"]
+            assert mine == []
+            made = http.post(
+                "/solo-tables", json={}, headers={**bearer(token), "Idempotency-Key": second}
+            )
+            assert made.status_code == 201, made.text
+            assert len(http.get("/me/games", headers=bearer(token)).json()["tables"]) == 1
+    finally:
+        next(server, None)  # past its yield: the server stops and its thread is joined
 
 
 async def test_a_request_in_progress_holds_its_key(

@@ -4,8 +4,10 @@ guests and accounts; account names are unique by their TS #39 skeleton, case-fol
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,3 +83,20 @@ async def test_names_are_shown_normalised(client: AsyncTestClient[Any]) -> None:
     made = await client.post("/guests", json={"name": "  Ａｄａ   Lovelace "})
     assert made.status_code == 201, made.text
     assert made.json()["name"] == "Ada Lovelace"
+
+
+async def test_a_name_past_the_schemas_bounds_is_400_as_the_document_says(
+    client: AsyncTestClient[Any],
+) -> None:
+    """Review 4: the document's Name said every refusal was 422 `invalid-name`, but an empty
+    name or one over 40 characters as sent is refused by the schema's bounds: 400."""
+    document = json.loads(
+        (Path(__file__).resolve().parents[2] / "openapi" / "openapi.json").read_text()
+    )
+    described = document["components"]["schemas"]["Name"]["description"]
+    assert "400 `bad-request`" in described and "422 `invalid-name`" in described
+    for raw in ("", "a" * 41):
+        answer = await client.post("/guests", json={"name": raw})
+        assert answer.status_code == 400 and answer.json()["code"] == "bad-request", answer.text
+    hidden = await client.post("/guests", json={"name": "\u200b"})
+    assert hidden.status_code == 422 and hidden.json()["code"] == "invalid-name", hidden.text

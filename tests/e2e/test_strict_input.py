@@ -79,6 +79,37 @@ async def test_a_body_that_is_not_json_is_a_415(ada: Api) -> None:
     assert (await ada.game(game["game_id"]))["tapped"] is None
 
 
+async def test_a_body_of_another_json_type_or_two_types_is_refused(ada: Api) -> None:
+    """README: bodies must be `application/json`, anything else a 415; a `+json` type was taken
+    as JSON (review 4). Two Content-Type headers, which readers resolve differently, are a 400."""
+    game = (await ada.solo_table())["game"]
+    move = f'{{"type": "tap", "bee": {game["hand"][0]}, "move_id": "typed"}}'
+    for kind in ("application/problem+json", "application/vnd.swarm+json", "text/json"):
+        response = await ada.client.post(
+            f"/games/{game['game_id']}/moves",
+            content=move,
+            headers={**ada.headers, "Content-Type": kind},
+        )
+        assert_problem(response, 415, "unsupported-media-type")
+    response = await ada.client.post(
+        f"/games/{game['game_id']}/moves",
+        content=move,
+        headers=[
+            ("authorization", ada.headers["Authorization"]),
+            ("content-type", "application/json"),
+            ("content-type", "text/plain"),
+        ],
+    )
+    assert_problem(response, 400, "bad-request")
+    assert (await ada.game(game["game_id"]))["tapped"] is None
+    response = await ada.client.post(
+        f"/games/{game['game_id']}/moves",
+        content=move,
+        headers={**ada.headers, "Content-Type": "application/json; charset=utf-8"},
+    )
+    assert response.status_code == 200, response.text
+
+
 async def test_an_optional_body_may_be_left_out(ada: Api, anon: Api) -> None:
     table = await ada.create_table(seats=2)
     bob = await anon.guest("Bob")

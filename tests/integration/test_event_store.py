@@ -259,7 +259,7 @@ async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
     forged = bytes(32)
     with pytest.raises(asyncpg.PostgresError) as info:
         await pool.fetch(
-            "select * from append_events("
+            "select * from append_events_quiet("
             "$1, $2, $3, $4, $5, $6, $7, $8, '{}', null, null, null, '{2}'::smallint[])",
             [stream],
             [1],
