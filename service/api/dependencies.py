@@ -79,6 +79,8 @@ def duplicate_key(body: bytes) -> str | None:
         json.loads(body, object_pairs_hook=_no_duplicate_keys)
     except _DuplicateKey as exc:
         return str(exc.args[0])
+    except ValueError:  # what msgspec read and the standard library does not (never a 500)
+        return None
     return None
 
 

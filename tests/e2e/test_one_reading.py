@@ -38,6 +38,8 @@ def test_a_duplicate_key_is_found_at_any_depth_and_only_then() -> None:
     assert duplicate_key(b'{"x": {"bee": 1, "bee": 2}, "y": 1}') == "bee"
     assert duplicate_key(b'[{"a": 1}, {"a": 2}]') is None  # two objects, one key each
     assert duplicate_key(b'{"type": "tap", "bee": 3, "move_id": "a:b:c"}') is None
+    # What the standard library cannot read (an integer past its 4,300 digits) is not a 500.
+    assert duplicate_key(b'{"a": 1, "b": ' + b"1" * 5000 + b"}") is None
 
 
 async def test_a_key_given_twice_is_refused_and_creates_nothing(
