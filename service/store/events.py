@@ -100,7 +100,7 @@ _WAKE = (
 _WAKE_ATTEMPTS = 4
 # Seconds the wakener gathers streams before it sends: a follower hears of an append this much
 # later, and a process at 100-500 appends a second sends one statement for several of them.
-_WAKE_WINDOW = 0.01
+_WAKE_WINDOW = 0.025
 
 _EVENTS_UNIQUE = "events_stream_version_key"
 _COMMANDS_PKEY = "processed_commands_pkey"
