@@ -64,6 +64,8 @@ CANDIDATES: dict[str, Callable[[], bees.Seeded]] = {
     "batch:mix:n8d4": lambda: _batch(random_share=0.5, nested=8, nested_depth=4),
     "batch:mix:n8d4h": lambda: _batch(random_share=0.5, nested=8, nested_depth=4, nested_share=0.5),
     "batch:n8d4": lambda: _batch(nested=8, nested_depth=4),
+    "batch:mix:n4d2": lambda: _batch(random_share=0.5, nested=4, nested_depth=2),
+    "batch:mix:n4d2h": lambda: _batch(random_share=0.5, nested=4, nested_depth=2, nested_share=0.5),
     "batch:mix:n4": lambda: _batch(random_share=0.5, nested=4),
     "batch:mix:n16d4": lambda: _batch(random_share=0.5, nested=16, nested_depth=4),
     # learned playout players: $SWARM_FIT (opponents) and $SWARM_FIT_OWN (its own seat)
@@ -80,6 +82,21 @@ CANDIDATES: dict[str, Callable[[], bees.Seeded]] = {
         own_weights=_weights(os.environ["SWARM_FIT_OWN"]),
     ),
 }
+
+
+def _spec(name: str) -> bees.Seeded:
+    """`search:work=6000000,random_share=0.5,nested=4`: a `batch.Search` from its fields."""
+    fields = dict(kv.split("=", 1) for kv in name.removeprefix("search:").split(",") if kv)
+    how: dict[str, object] = {"work": BATCH_WORK}
+    for key, value in fields.items():
+        default = batch.Search._field_defaults.get(key, 0)
+        if isinstance(default, str):
+            how[key] = value
+        elif isinstance(default, bool):
+            how[key] = value == "1"
+        else:
+            how[key] = int(value) if isinstance(default, int) else float(value)
+    return bees_search(batch.Search(**how))  # type: ignore[arg-type]
 
 
 def paired_interval(a: list[float], b: list[float], seed: int = 29) -> tuple[float, float]:
@@ -102,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.candidates:
         if name in CANDIDATES:
             bees.SEEDED.setdefault(name, CANDIDATES[name]())
+        elif name.startswith("search:"):
+            bees.SEEDED.setdefault(name, _spec(name))
         bees.LABEL.setdefault(name, name)
     results: dict[str, list[dict[str, Any]]] = {c: [] for c in args.candidates}
     started = time.perf_counter()

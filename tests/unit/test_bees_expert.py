@@ -201,3 +201,43 @@ def test_the_others_imagined_as_mcs_players_keep_the_search_blind_and_determinis
             pick,
             estimates,
         )
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 8), st.integers(0, 6), st.randoms(use_true_random=False))
+def test_the_mcs_table_values_a_last_turn_bee_at_what_it_takes(
+    seats: int, spare: int, rng: random.Random
+) -> None:
+    # Stems 1-3 full (tops 10, 20, 30, 7 stings each), stem 4 is 40 alone; the last turn (one
+    # bee a hand, so no later turn: the table is what a bee takes now). 11 is the lowest bee
+    # of every playout it is dealt in: the sixth on stem 1, 7 stings. 41 is the lowest above
+    # 40: it lands second on stem 4, nothing taken.
+    pool = np.array([11, *range(41, 41 + seats - 1 + spare)], dtype=np.int64)
+    tops = np.array([10, 20, 30, 40], dtype=np.int64)
+    lens = np.array([5, 5, 5, 1], dtype=np.int64)
+    sums = np.array([7, 7, 7, 3], dtype=np.int64)
+    gen = np.random.Generator(np.random.PCG64(rng.getrandbits(64)))
+    table = batch.mcs_table(pool, seats, 1, tops, lens, sums, 256, gen)
+    assert table.shape == (pool.max() + 2,)
+    assert table[11] == 7.0  # played in each playout it is dealt in, always the sixth
+    assert table[41] == 0.0  # the lowest on stem 4: it lands second there
+    assert np.isinf(table[12]) and np.isinf(table[40])  # not in the pool
+
+
+@pytest.mark.parametrize(("players", "turns"), [(4, 0), (8, 0), (8, 5)])
+def test_the_others_imagined_from_an_mcs_table_keep_the_search_blind_and_deterministic(
+    players: int, turns: int
+) -> None:
+    state = _started(players, _interleaved(players))
+    state = _advance(state, turns)
+    how = expert.EXPERT_LARGE._replace(work=300_000, table=200, table_temperature=0.5)
+    seed = bee_decision_seed(SERVER_SEED, "g", 1, turns + 1, "pick")
+    view = view_for(state, 1)
+    pick, estimates = batch.search(view, seed, how)
+    assert pick in view.hand and [e.bee for e in estimates] == sorted(view.hand)
+    assert batch.search(view, seed, how) == (pick, estimates)
+    for first, second in pairwise(range(2, players + 1)):
+        assert batch.search(view_for(_swap_hands(state, first, second), 1), seed, how) == (
+            pick,
+            estimates,
+        )

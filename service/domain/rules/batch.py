@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from service.domain.rules.bee_view import BeeView
+from service.domain.rules.bee_view import BeeView, unseen_bees
 from service.domain.rules.cards import STEM_CAPACITY, deck, deck_size
 from service.domain.rules.rollout import STINGS
 
@@ -203,13 +203,19 @@ def playouts(
     nested: int = 0,
     nested_depth: int = 10,
     nested_share: float = 1.0,
+    table: Floats | None = None,
+    table_temperature: float = 0.0,
+    table_share: float = 1.0,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
     (the deciding seat first, then the other playing seats). With `nested`, every other seat's
     bee this turn is the one an MCS(`nested`) would play from that seat's view of the deal
     (`mcs_picks`, playouts of `nested_depth` turns), the same for every candidate, in the first
-    `nested_share` of the deals (the same deals as `random_share`'s, if both are set)."""
+    `nested_share` of the deals (the same deals as `random_share`'s, if both are set). With
+    `table` (`mcs_table`, in place of `nested`), every other seat's bee this turn is the one of
+    its hand the table holds the least (Gumbel noise of `table_temperature` stings added), in
+    the first `table_share` of the deals."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -240,7 +246,16 @@ def playouts(
     scores = np.zeros((games, seats), dtype=np.int64)
     first_others = None
     searched = round(nested_share * deals) if nested > 0 and size > 1 else 0
-    if searched > 0:
+    if table is not None and size > 1:
+        values = table[per_deal[:, 1:, :]]  # (deals, S - 1, size)
+        if table_temperature > 0:
+            gumbel = -np.log(-np.log(rng.random(values.shape) * (1 - 1e-12) + 1e-300))
+            chosen = (gumbel - values / table_temperature).argmax(axis=2)
+        else:
+            chosen = values.argmin(axis=2)
+        first_others = np.tile(chosen, (c, 1))
+        is_searched = np.tile(np.arange(deals) < round(table_share * deals), c)[:, None]
+    elif searched > 0:
         picked = mcs_picks(
             per_deal[:searched], tops[0], lens[0], sums[0], nested, nested_depth, rng
         )
@@ -337,6 +352,51 @@ def mcs_picks(
     return picks
 
 
+def mcs_table(
+    pool: Ints,
+    seats: int,
+    size: int,
+    tops: Ints,
+    lens: Ints,
+    sums: Ints,
+    playouts: int,
+    rng: np.random.Generator,
+) -> Floats:
+    """What a plain Monte Carlo player would think each bee of `pool` (the bees in hands)
+    worth, played now, whoever holds it: one table for every hand of every deal. `playouts`
+    random games from now to the end (`pool` dealt at random into `seats` hands of `size`,
+    every seat playing its bees in a random order), and two means a bee: the stings a seat
+    took on the turn it played that bee first (now), and on a turn it played it later. An MCS
+    player's estimate for bee x of hand H is about now(x) + the sum of later(y) over the rest
+    of H, so it plays the bee of its hand with the least now(x) - later(x) (the table): a bee
+    cheap now and dear to keep. Indexed by bee number (bees out of `pool`: +inf). On 96 views
+    from 8-player games of MCS(100), 2,000 playouts pick MCS(100)'s bee 50% of the time, as
+    often as MCS(100) with other random numbers picks its own (48%; the heuristic: 31%)."""
+    width = int(pool.max()) + 2 if pool.size else 2
+    table = np.full(width, np.inf)
+    need = seats * size
+    if pool.size < need or size < 1:
+        return table
+    order = np.argsort(rng.random((playouts, pool.size)), axis=1)[:, :need]
+    bees = pool[order].reshape(playouts, seats, size)
+    tops = np.tile(tops, (playouts, 1))
+    lens = np.tile(lens, (playouts, 1))
+    sums = np.tile(sums, (playouts, 1))
+    scores = np.zeros((playouts, seats), dtype=np.int64)
+    taken = np.zeros((2, width))
+    played = np.zeros((2, width))
+    for turn in range(size):
+        before = scores.copy()
+        flown = np.ascontiguousarray(bees[:, :, turn])
+        fly(tops, lens, sums, scores, flown)
+        later = min(turn, 1)
+        taken[later] += np.bincount(flown.ravel(), (scores - before).ravel(), width)
+        played[later] += np.bincount(flown.ravel(), None, width)
+    means = taken / np.maximum(played, 1)
+    table[pool] = (means[0] - means[1])[pool]
+    return table
+
+
 def _shares(scores: Ints, now: Ints) -> Floats:
     """The deciding seat's share of the win in each imagined game (C, D), counting the stings
     every seat had already: 1 / k when it is one of k seats with the fewest."""
@@ -368,6 +428,12 @@ class Search(NamedTuple):
     nested: int = 0
     nested_depth: int = 10
     nested_share: float = 1.0  # the share of deals whose others search this turn's bee
+    # the other seats' bees this turn, in place of `nested`: the least of its hand by one
+    # `mcs_table` of `table` random playouts a decision, with Gumbel noise of
+    # `table_temperature` stings (the noise of an MCS player's estimates)
+    table: int = 0
+    table_temperature: float = 0.0
+    table_share: float = 1.0  # the share of deals whose others' bee this turn is the table's
 
 
 class Estimate(NamedTuple):
@@ -400,13 +466,29 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     nested_looks = round(
         NESTED_LOOKS * (seats - 1) * size * how.nested * turns * seats * how.nested_share
     )
+    table = None
+    work = how.work
+    if how.table > 0:  # one table a decision, its random playouts counted in the work
+        nested_looks = 0
+        pool = np.array(sorted({*view.hand, *unseen_bees(view)}), dtype=np.int64)
+        table = mcs_table(
+            pool,
+            seats,
+            size,
+            np.array([stem[-1] for stem in view.stems], dtype=np.int64),
+            np.array([len(stem) for stem in view.stems], dtype=np.int64),
+            np.array([sum(STINGS[b] for b in stem) for stem in view.stems], dtype=np.int64),
+            how.table,
+            rng,
+        )
+        work = max(0, work - NESTED_LOOKS * how.table * seats * size)
     running = list(hand)
     sums = {b: np.zeros(3) for b in hand}  # loss, stings, win
     counts = dict.fromkeys(hand, 0)
     rounds = max(1, math.ceil(math.log2(len(running))))
     for round_number in range(rounds):
         per_deal = per_game * len(running) + nested_looks
-        deals = max(how.min_deals, how.work // rounds // per_deal)
+        deals = max(how.min_deals, work // rounds // per_deal)
         scores, _ = playouts(
             view,
             running,
@@ -421,6 +503,9 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             how.nested,
             how.nested_depth,
             how.nested_share,
+            table,
+            how.table_temperature,
+            how.table_share,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)

@@ -23,8 +23,16 @@ and its random numbers, so the comparison between them is sharper than each esti
   expert line-up of the bench plays (200-299), this won 42.5% [33.5, 51.5] where the search
   with modelled players only won 31.0% [22.0, 40.5] (paired: +11.5 points [-1.5, +24.0],
   -1.55 stings [-3.06, +0.03]) at less CPU (docs/benchmarks.md, "Bee players"). At 8 players
-  it did not help (30 deals: 16.7% against 31.7%), so it is not used there: from 6 players on
-  (`EXPERT_LARGE`) it searches as hard does, on three times the deals (see `LARGE_TABLE`).
+  the nested MCS costs too much (about 9 deals a round) and did not help (30 deals: 16.7%
+  against 31.7%).
+- **expert from 6 players on** (`EXPERT_LARGE`): hard's model of the others' later turns, on
+  three times its work, and their bees this turn from one table a decision of what a plain
+  Monte Carlo player would think each bee worth played now (`batch.mcs_table`: 2,000 random
+  playouts; a bee's stings the turn it is played now, less its stings when played later), each
+  seat playing the least of its hand with Gumbel noise of 0.6 stings (an MCS player's own
+  noise). The table picks MCS(100)'s bee about as often as MCS(100) does on other random
+  numbers, at a few ms where the nested search would cost the decision's whole budget. See
+  `LARGE_TABLE` for what it won.
 
 The playouts are arrays over every imagined game of a round (`batch.py`, numpy), many times the
 deals the same CPU bought in pure Python. The work is a fixed count of imagined card looks (the
@@ -46,12 +54,14 @@ WORK = 4_500_000  # the expert's up to 5 players: about 100 ms at 4 players
 LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 players
 HARD = batch.Search(work=HARD_WORK)
 EXPERT = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4)
-# From 6 players on, the expert searches as hard does, on 3 times its deals: at 8 players, on the
-# bench's 100 deals against seven MCS(100), random players for the win won 16.0% [9.5, 23.5],
-# the old pure-Python expert (this model) 22.0% [14.5, 30.0], and this 17.0% [10.5, 24.5]
-# (docs/benchmarks.md, "Bee players"): no difference shows. Measured at 4 and 8 players only.
+# From 6 players on, the expert searches with hard's model on 3 times its work, the others' bees
+# this turn from an MCS table (docs/benchmarks.md, "Bee players"). Screened at 8 players against
+# seven MCS(100) on deals 360-389 and 410-439 (60 games; the bench plays 0-199), each row the
+# same deals: hard's model alone (the expert before) 13.9%, with the table's argmin 14.2%, the
+# table with half the deals' later turns at random 25.0%, the table with noise 0.6 (this) 27.2%.
+# Measured at 4 and 8 players only.
 LARGE_TABLE = 6
-EXPERT_LARGE = batch.Search(work=LARGE_WORK)
+EXPERT_LARGE = batch.Search(work=LARGE_WORK, table=2000, table_temperature=0.6)
 
 
 class Estimate(msgspec.Struct, frozen=True, kw_only=True):
