@@ -3,6 +3,7 @@ the keyboard, and the 375 px layout."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -475,5 +476,45 @@ def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: st
         assert lines == 1, f"'💰50 buy-in' is drawn on {lines} lines"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"the lobby scrolls sideways: {width} px"
+    finally:
+        ctx.close()
+
+
+def test_a_refusal_shows_where_the_person_is_looking_on_a_phone(
+    browser: Any, board_url: str
+) -> None:
+    """At 375×740 Into the meadow sits below the window's first screen: a refused start (here
+    429 too-many-sign-ups) showed its alert at the top of the page, out of sight. The alert now
+    stays in the window."""
+    ctx = browser.new_context(
+        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        problem = {
+            "type": "https://swarm.example/problems/too-many-sign-ups",
+            "title": "Too many sign-ups from your address",
+            "status": 429,
+            "detail": "Try again in a minute.",
+            "code": "too-many-sign-ups",
+        }
+        page.route(
+            "**/guests",
+            lambda route: route.fulfill(
+                status=429,
+                content_type="application/problem+json",
+                headers={"retry-after": "60"},
+                body=json.dumps(problem),
+            ),
+        )
+        page.goto(board_url + "/")
+        start = page.get_by_role("button", name="Into the meadow")
+        start.scroll_into_view_if_needed()
+        assert page.evaluate("window.scrollY") > 0, "the button was on the first screen"
+        start.click()
+        alert = page.get_by_role("alert").filter(has_text="Too many sign-ups")
+        alert.wait_for()
+        box = alert.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 740, box
     finally:
         ctx.close()
