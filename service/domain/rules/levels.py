@@ -115,7 +115,7 @@ LEVELS: dict[BeeLevel, Level] = {
             ),
             policy=_expert,
             seeded=True,
-            cost_ms=100.0,  # median 85 at 4 players, 80 at 8 (docs/benchmarks.md, "Bee players")
+            cost_ms=100.0,  # median 85 at 4 players, 105 at 8 (docs/benchmarks.md, "Bee players")
         ),
     )
 }
