@@ -42,6 +42,34 @@ def test_a_duplicate_key_is_found_at_any_depth_and_only_then() -> None:
     assert duplicate_key(b'{"a": 1, "b": ' + b"1" * 5000 + b"}") is None
 
 
+def test_a_flat_body_is_checked_without_a_second_decode_and_read_the_same() -> None:
+    """A move's body (one object, no array, no escape) is checked on its bytes (issue 28): the
+    same verdict as the standard library's reading, key for key."""
+    from service.api import dependencies
+
+    bodies = [
+        b'{"type": "tap", "move_id": "m1", "bee": 3}',
+        b'{"type":"tap","move_id":"m1","bee":3,"bee":4}',
+        b'{ "bee" : 3 , "type" : "tap" , "bee"\t:\n4 }',
+        b'{"move_id": "bee:", "bee": 3, "x": "bee"}',  # a value that reads like a key
+        b'{"move_id": "a\\":b", "bee": 3}',  # an escape: the slow path
+        b'{"\xc3\xa9": 1, "\xc3\xa9": 2}',  # a key past ASCII, as UTF-8
+        b'{"a": "{", "a": 1}',  # a brace in a string: the slow path
+        b'{"a": 1, "b": 2, "a": 3, "b": 4}',
+    ]
+    for body in bodies:
+        slow = None
+        try:
+            json.loads(body, object_pairs_hook=dependencies._no_duplicate_keys)
+        except dependencies._DuplicateKey as exc:
+            slow = exc.args[0]
+        assert duplicate_key(body) == slow, body
+        if b"\\" not in body and body.count(b"{") == 1:
+            assert dependencies._flat_duplicate_key(body) == slow, body
+    assert duplicate_key(b'{"a": 1, "b": 2, "a": 3, "b": 4}') == "a"
+    assert duplicate_key(b'{"\xc3\xa9": 1, "\xc3\xa9": 2}') == "\u00e9"
+
+
 async def test_a_key_given_twice_is_refused_and_creates_nothing(
     setup: tuple[AsyncTestClient[Any], Api, str],
 ) -> None:
