@@ -74,6 +74,7 @@ def seated(live_server: str) -> dict[str, str]:
 # The in-repo smoke; `SCHEMATHESIS_EXAMPLES=10000 make fuzz` runs it at volume.
 EXAMPLES = int(os.environ.get("SCHEMATHESIS_EXAMPLES", "150"))
 STATEFUL_EXAMPLES = max(10, EXAMPLES // 5)
+SMOKE = "SCHEMATHESIS_EXAMPLES" not in os.environ
 
 
 @pytest.mark.parametrize("mode", [GenerationMode.POSITIVE, GenerationMode.NEGATIVE])
@@ -140,6 +141,10 @@ def test_stateful_links_lead_somewhere_valid(api_schema: Any, live_server: str) 
             max_examples=STATEFUL_EXAMPLES,
             stateful_step_count=6,
             deadline=None,
+            # The smoke's 30 runs of 6 steps follow a link to a 200 under most seeds, not all
+            # (seed 1 reached none, on 0.5.0 too): in `make test` the same runs every time, so
+            # the assertion below is about the document, not luck; `make fuzz` stays random.
+            derandomize=SMOKE,
             suppress_health_check=list(HealthCheck),
         )
     )
