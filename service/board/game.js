@@ -790,7 +790,8 @@ export class GameScreen {
         : forecast.sixth
           ? `Forecast: bee ${forecast.bee} would be the SIXTH BEE on STEM ${forecast.stem}: you'd take ${plural(forecast.takes.length, "bee")}, ${stingWord(forecast.takes_stings)}.`
           : `Forecast: bee ${forecast.bee} would land on STEM ${forecast.stem}.`;
-      forecastText += " Lower bees fly first and can change that.";
+      // Its caveat in a span of its own: a short phone keeps it for screen readers only.
+      forecastText = [forecastText, h("span", { class: "caveat" }, " Lower bees fly first and can change that.")];
     } else if (v.phase === "picking") forecastText = "Tap a bee to see where it would land.";
     else if (v.phase === "choosing") {
       forecastText = v.choice?.yours ? `Bee ${v.choice.bee} waits for the stem you TAKE.` : "Waiting for a stem to be taken.";

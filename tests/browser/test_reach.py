@@ -16,8 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.board import guest, lowest_bee_too_low, resume_as, too_low_game, wait_idle
-from tests.browser.reach import PHONES, check_every_size, stems_visible
+from tests.browser.board import (
+    guest,
+    hand,
+    lowest_bee_too_low,
+    resume_as,
+    too_low_game,
+    wait_idle,
+)
+from tests.browser.reach import PHONES, check_every_size, out_of_reach, stems_visible
 from tests.deals import seeds_where
 from tests.live_server import serve
 
@@ -147,5 +154,47 @@ def test_online_every_turn_in_reach_with_the_clocks_notices(
         resume_as(page, board_url, bob, game, mode="online")
         seen = _play_checking(page, wait_for_clock=frozenset({2, 5, 8}))
         assert seen["notices"] >= 2 and seen["turns"] >= 6, seen
+    finally:
+        ctx.close()
+
+
+_STEMS_CLIPPED = """() => {
+  const m = document.querySelector('.middle').getBoundingClientRect();
+  const out = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.top < m.top - 0.5 || r.bottom > m.bottom + 0.5;
+  };
+  const stems = [...document.querySelectorAll('.stem')].filter(out);
+  const takes = [...document.querySelectorAll('button.take')].filter(out);
+  return [...stems, ...takes].map((el) => el.getAttribute('aria-label') || el.className);
+}"""
+
+
+def test_a_short_phone_shows_all_four_stems_whole_at_8_seats(
+    browser: Any, too_low_8_url: str
+) -> None:
+    """At 360×640 (a small Android phone), with 8 seats' stings in two rows along the top, all
+    four stems (and, when choosing, every TAKE) lie whole inside the scrolling middle: none is
+    cut off under the hand, picking or choosing."""
+    ctx = browser.new_context(
+        viewport={"width": 360, "height": 640}, reduced_motion="reduce", has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        person, game, bee = too_low_game(too_low_8_url, players=8)
+        resume_as(page, too_low_8_url, person, game)
+        assert page.evaluate(_STEMS_CLIPPED) == [], "picking"
+        # Every bee tapped in turn: each its own forecast under the hand, the longest included.
+        for other in hand(page):
+            page.locator(f'.hand button.bee[data-bee="{other}"]').click()
+            page.locator(f'.hand button.bee.tapped[data-bee="{other}"]').wait_for()
+            assert page.evaluate(_STEMS_CLIPPED) == [], f"bee {other} tapped"
+        page.locator(f'.hand button.bee[data-bee="{bee}"]').click()
+        page.locator(".hand button.bee.tapped").wait_for()
+        assert page.evaluate(_STEMS_CLIPPED) == [], "a bee tapped"
+        page.get_by_role("button", name="CONFIRM").click()
+        assert wait_idle(page) == "choosing"
+        assert page.evaluate(_STEMS_CLIPPED) == [], "choosing"
+        assert out_of_reach(page) == [], "choosing"
     finally:
         ctx.close()
