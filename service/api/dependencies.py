@@ -5,6 +5,7 @@ in its path (`TableId`, `GameId`, `PlayerId`, each described where it is declare
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -35,23 +36,67 @@ def _body_decoder(request: Request[Any, Any, Any]) -> msgspec.json.Decoder[Any] 
     return _BODY_DECODERS[handler]
 
 
-_QUERY_NAMES: dict[object, tuple[frozenset[str], frozenset[str]]] = {}
+class _QueryNames(msgspec.Struct, frozen=True):
+    """The query parameters a handler takes: all of them, those that take one value (not a
+    list, like verifyGame's repeatable `expect_head`), and the single booleans and integers,
+    whose text is read as the document writes them."""
+
+    names: frozenset[str]
+    single: frozenset[str]
+    booleans: frozenset[str]
+    integers: frozenset[str]
 
 
-def _query_names(request: Request[Any, Any, Any]) -> tuple[frozenset[str], frozenset[str]]:
-    """The query parameters the handler takes, and those of them that take one value (not a
-    list, like verifyGame's repeatable `expect_head`), cached per handler."""
+_QUERY_NAMES: dict[object, _QueryNames] = {}
+
+# How the document's query scalars are written (OpenAPI's form style: a boolean is `true` or
+# `false`, an integer its decimal digits). Litestar's conversion is laxer (`1`, `True` and
+# `5.0` pass), which would accept what a client validating against the document refuses.
+_SPELLINGS = {bool: re.compile(r"true|false"), int: re.compile(r"-?(0|[1-9][0-9]*)")}
+
+
+def _scalar(field: Any) -> type | None:
+    """`bool` or `int` when the parameter is one (or an optional one), else None."""
+    kinds = [t.annotation for t in field.inner_types] if field.is_optional else [field.annotation]
+    for kind in (bool, int):  # bool first: it is an int to Python
+        if kind in kinds:
+            return kind
+    return None
+
+
+def _query_names(request: Request[Any, Any, Any]) -> _QueryNames:
+    """The handler's query parameters (`_QueryNames`), cached per handler."""
     handler = request.route_handler
     if handler not in _QUERY_NAMES:
-        names, single = set(), set()
+        names: set[str] = set()
+        single: set[str] = set()
+        booleans: set[str] = set()
+        integers: set[str] = set()
         for name, field in handler.parsed_fn_signature.parameters.items():
             kwarg = field.kwarg_definition
-            alias = getattr(kwarg, "query", None)
-            names.add(alias or name)
+            alias = getattr(kwarg, "query", None) or name
+            names.add(alias)
             if not field.is_non_string_sequence:
-                single.add(alias or name)
-        _QUERY_NAMES[handler] = (frozenset(names), frozenset(single))
+                single.add(alias)
+                kind = _scalar(field)
+                if kind is bool:
+                    booleans.add(alias)
+                elif kind is int:
+                    integers.add(alias)
+        _QUERY_NAMES[handler] = _QueryNames(
+            frozenset(names), frozenset(single), frozenset(booleans), frozenset(integers)
+        )
     return _QUERY_NAMES[handler]
+
+
+def _misspelled_scalar(request: Request[Any, Any, Any], query: _QueryNames) -> str | None:
+    """A boolean or integer query parameter not written as the document writes it, or None."""
+    for names, kind in ((query.booleans, bool), (query.integers, int)):
+        for name in names:
+            value = request.query_params.get(name)
+            if value is not None and not _SPELLINGS[kind].fullmatch(value):
+                return name
+    return None
 
 
 class _DuplicateKey(Exception):
@@ -155,20 +200,31 @@ async def strict_body(request: Request[Any, Any, Any]) -> None:
     digits), else 404."""
     if not _canonical_ids(request):
         raise problem(404, "not-found", "Not Found")  # as any other path that names no id
-    names, single = _query_names(request)
-    unknown = sorted(set(request.query_params) - names)
+    query = _query_names(request)
+    unknown = sorted(set(request.query_params) - query.names)
     if unknown:
         raise problem(
             400,
             "bad-request",
             f"This operation takes no query parameter {unknown[0]!r}.",
         )
-    repeated = sorted(name for name in single if len(request.query_params.getall(name, ())) > 1)
+    repeated = sorted(
+        name for name in query.single if len(request.query_params.getall(name, ())) > 1
+    )
     if repeated:
         raise problem(
             400,
             "bad-request",
             f"The query parameter {repeated[0]!r} is given more than once; it takes one value.",
+        )
+    misspelled = _misspelled_scalar(request, query)
+    if misspelled is not None:
+        spelling = "`true` or `false`" if misspelled in query.booleans else "decimal digits"
+        raise problem(
+            400,
+            "bad-request",
+            f"The query parameter {misspelled!r} is written as {spelling}.",
+            extra=[{"message": f"written as {spelling}", "key": misspelled, "source": "query"}],
         )
     decoder = _body_decoder(request)
     if decoder is None:

@@ -179,3 +179,28 @@ async def test_the_streams_after_below_zero_is_400(
     client, ada, game_id = setup
     answer = await client.get(f"/games/{game_id}/stream?after=-1", headers=ada.headers)
     assert answer.status_code == 400 and answer.json()["code"] == "bad-request", answer.text
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["has_free_seat=1", "has_free_seat=True", "has_free_seat=0", "limit=5.0", "offset=1e1"],
+)
+async def test_a_query_scalar_is_read_only_as_the_document_writes_it(
+    setup: tuple[AsyncTestClient[Any], Api, str], query: str
+) -> None:
+    """A boolean query parameter is `true` or `false` and an integer its digits (OpenAPI's form
+    style): Litestar took `1`, `True` and `5.0` too, which a client holding the document refuses
+    to send, so the server was laxer than its document."""
+    client, ada, _ = setup
+    answer = await client.get(f"/tables?{query}", headers=ada.headers)
+    assert answer.status_code == 400, answer.text
+    assert answer.headers["content-type"] == "application/problem+json"
+    name = query.split("=")[0]
+    assert answer.json()["code"] == "bad-request"
+    assert answer.json()["extra"] == [
+        {"message": answer.json()["extra"][0]["message"], "key": name, "source": "query"}
+    ]
+    written = {"has_free_seat": "true", "limit": "5", "offset": "10"}[name]
+    assert (await client.get(f"/tables?{name}={written}", headers=ada.headers)).status_code == 200
+    spelled = await client.get("/tables?has_free_seat=false&limit=1&offset=0", headers=ada.headers)
+    assert spelled.status_code == 200 and spelled.json()["limit"] == 1
