@@ -47,7 +47,7 @@ from service.domain.rules.commands import ConfirmPick, StartGame, TakeStem
 from service.domain.rules.engine import cheapest_stem, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.levels import LEVELS
-from service.domain.rules.simulate import Policy, bee_seats, play_game, shuffled_deck
+from service.domain.rules.simulate import Policy, play_game, shuffled_deck
 from tests.bench.mcs import choose_bee_mcs
 
 BENCH_SERVER_SEED = b"swarm-bench-bees"
@@ -114,12 +114,30 @@ class Timed:
         return bee
 
 
+def seated(first: str, others: str, players: int) -> tuple[SeatInfo, ...]:
+    """The seats of a line-up as a view shows them: a service level as a bee of that level, an
+    anchor (MCS(100), random, a candidate) as a person, whom a bee cannot tell apart."""
+    return tuple(
+        SeatInfo(seat=n, name=BEE_NAMES[(n - 1) % len(BEE_NAMES)], kind="bee", level=who)  # type: ignore[arg-type]
+        if who in LEVELS
+        else SeatInfo(seat=n, name=f"Player {n}", kind="person", player_id=f"bench-{n}")
+        for n, who in enumerate([first] + [others] * (players - 1), start=1)
+    )
+
+
 def play_one(first: str, others: str, players: int, number: int) -> dict[str, Any]:
     """Game `number` of `players` (the same deal in every line-up), seat 1 at `first`."""
     game_id = f"bench-{players}-{number}"
     seat1, rest = Timed(first, game_id), Timed(others, game_id)
     policies: list[Policy] = [seat1] + [rest] * (players - 1)
-    state, _ = play_game(bee_seats(players), policies, random.Random(f"deal/{players}/{number}"))
+    seats = seated(first, others, players)
+    # A person's too-low bee takes the cheapest stem, as a bee's does by rule.
+    state, _ = play_game(
+        seats,
+        policies,
+        random.Random(f"deal/{players}/{number}"),
+        lambda state, seat: cheapest_stem(state.stems),
+    )
     stings = [s.stings for s in state.seats]
     won = 1 in state.winners
     return {

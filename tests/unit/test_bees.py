@@ -23,8 +23,9 @@ def test_rule_bees_are_named_buzz_bumble_honey_clover_pollen_nectar_waggle_in_or
 def test_rule_a_bee_view_has_no_field_for_other_hands() -> None:
     names = {f.name for f in msgspec.structs.fields(BeeView)}
     # `left` names the seats that have left, which every seat sees (`seat_left`); `stings`, every
-    # seat's stings so far (its pile, public)
-    assert names == {"seat", "players", "hand", "stems", "seen", "left", "stings"}
+    # seat's stings so far (its pile, public); `plays`, who plays each seat (a person, or a bee
+    # of the level every view shows)
+    assert names == {"seat", "players", "hand", "stems", "seen", "left", "stings", "plays"}
 
 
 def _started(players: int, order: list[int]) -> GameState:

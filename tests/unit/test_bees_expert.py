@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from service.domain.rules import batch, expert
+from service.domain.rules.bee_view import unseen_bees
 from service.domain.rules.bees import (
     BeeView,
     bee_commands,
@@ -22,12 +24,12 @@ from service.domain.rules.bees import (
     decision_seeds,
     view_for,
 )
-from service.domain.rules.cards import pile_stings, total_stings
+from service.domain.rules.cards import deck, pile_stings, total_stings
 from service.domain.rules.commands import ConfirmPick
-from service.domain.rules.engine import decide, fold
+from service.domain.rules.engine import GameState, decide, fold
 from service.domain.rules.events import BeeLevel
 from service.domain.rules.flight import landing_stem
-from service.domain.rules.heuristic import bee_risk
+from service.domain.rules.heuristic import bee_risk, choose_bee
 from service.domain.rules.rollout import fly_tops
 from tests.unit.test_bees_strong import SERVER_SEED, _advance, _interleaved, _started, _swap_hands
 
@@ -241,3 +243,89 @@ def test_the_others_imagined_from_an_mcs_table_keep_the_search_blind_and_determi
             pick,
             estimates,
         )
+
+
+def _one_game(view: BeeView) -> tuple[np.ndarray, ...]:
+    """`view` as the arrays of one imagined game with one seat: its hand, the stems, and every
+    bee still in a hand (its own and those it cannot see)."""
+    hand = sorted(view.hand)
+    alive = np.zeros((1, len(deck(view.players)) + 2), dtype=np.int64)
+    alive[0, unseen_bees(view)] = 1
+    alive[0, hand] = 1
+    return (
+        np.array([[hand]], dtype=np.int64),
+        np.array([[stem[-1] for stem in view.stems]], dtype=np.int64),
+        np.array([[len(stem) for stem in view.stems]], dtype=np.int64),
+        np.array([[pile_stings(stem) for stem in view.stems]], dtype=np.int64),
+        alive,
+    )
+
+
+def test_an_imagined_easy_player_picks_the_easy_levels_bee() -> None:
+    """`batch.heuristic_slots`, how the expert imagines an easy (or medium) bee, picks exactly
+    the bee `heuristic.choose_bee` picks from the same view, at every turn and table size."""
+    rng = random.Random(29)
+    checked = 0
+    for players in (2, 3, 4, 6, 8):
+        for _ in range(3):
+            order = list(_interleaved(players))
+            rng.shuffle(order)
+            state = _started(players, order)
+            while state.phase == "picking":
+                for seat in range(1, players + 1):
+                    view = view_for(state, seat)
+                    cards, *table = _one_game(view)
+                    slot = batch.heuristic_slots(cards, *table)[0, 0]
+                    assert sorted(view.hand)[slot] == choose_bee(view)
+                    checked += 1
+                state = _advance(state, state.turn)
+    assert checked == 3 * (2 + 3 + 4 + 6 + 8) * 10  # every seat, every turn of 15 games
+
+
+def _seated(state: GameState, plays: list[str]) -> GameState:
+    """`state` with seat s played by `plays[s - 1]`: "person" or a bee level."""
+    seats = tuple(
+        replace(
+            s,
+            info=replace(s.info, kind="person", player_id=f"p{s.number}", level=None)
+            if how == "person"
+            else replace(s.info, kind="bee", level=how),
+        )
+        for s, how in zip(state.seats, plays, strict=True)
+    )
+    return replace(state, seats=seats)
+
+
+@pytest.mark.parametrize(("players", "turns"), [(6, 0), (6, 4), (8, 0), (8, 5)])
+def test_the_expert_imagines_each_seat_as_its_public_level_plays(players: int, turns: int) -> None:
+    """Who plays each seat is public (`BeeView.plays`): the expert from 6 players on imagines an
+    easy bee picking as the easy level does, and anyone else (a person, a medium, hard or expert
+    bee) by its model. Seats of people give the same decision as a view that names nobody; easy
+    bees change the estimates; and a table of easy bees stays blind to their hands and
+    deterministic."""
+    state = _advance(_started(players, _interleaved(players)), turns)
+    seed = bee_decision_seed(SERVER_SEED, "g", 1, turns + 1, "pick")
+    small = 300_000
+    people = _seated(state, ["expert"] + ["person"] * (players - 1))
+    nobody = replace(view_for(people, 1), plays=())
+    assert view_for(people, 1).plays == ("expert", *["person"] * (players - 1))
+    assert expert.analyse(view_for(people, 1), seed, work=small) == expert.analyse(
+        nobody, seed, work=small
+    )
+    hard = _seated(state, (["expert"] + ["medium", "hard", "expert", "person"] * players)[:players])
+    assert expert.analyse(view_for(hard, 1), seed, work=small) == expert.analyse(
+        nobody, seed, work=small
+    )
+    easy = _seated(state, ["expert"] + ["easy"] * (players - 1))
+    mixed = _seated(state, (["expert"] + ["easy", "medium"] * players)[:players])
+    analysis = expert.analyse(view_for(easy, 1), seed, work=small)
+    assert analysis.pick in state.seat(1).hand
+    assert analysis.estimates != expert.analyse(nobody, seed, work=small).estimates
+    assert expert.analyse(view_for(mixed, 1), seed, work=small).estimates not in (
+        analysis.estimates,
+        expert.analyse(nobody, seed, work=small).estimates,
+    )
+    for first, second in pairwise(range(2, players + 1)):
+        swapped = view_for(_swap_hands(easy, first, second), 1)
+        assert swapped == view_for(easy, 1)
+        assert expert.analyse(swapped, seed, work=small) == analysis

@@ -31,6 +31,13 @@ from service.domain.rules.rollout import STINGS
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
 
+# The seats a search with `seat_levels` imagines picking as the easy level does: easy bees (and
+# those recorded as "heuristic" or with no level, which play as easy).
+EASY_PLAYS = frozenset({"easy"})
+# What an easy seat's pick costs on top of the model's, in card looks a bee in its hand: its
+# heuristic on the model's landings costs about half a game's playout at 8 seats of 7 easy
+# bees (the same CPU a decision as a table of people).
+EASY_LOOKS = 1.5
 TABLE_LOOKS = 40  # what a turn's tables (stems under each bee, bees left) cost, in card looks
 _STINGS = np.array([*STINGS, 0], dtype=np.int64)
 
@@ -57,12 +64,21 @@ class _Landing(NamedTuple):
     held: Ints  # the stings on that stem
     gap: Ints  # the bees still in hands between the top and it (the seat's own not counted)
 
+    def of_seats(self, which: npt.NDArray[np.bool_]) -> _Landing:
+        """The landings of the seats `which` marks only."""
+        return _Landing(
+            self.top[:, which],
+            self.too_low[:, which],
+            self.need[:, which],
+            self.held[:, which],
+            self.gap[:, which],
+        )
+
 
 def _landing(
     cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints, own_gap: bool = True
 ) -> _Landing:
     games, size = alive.shape
-    h = cards.shape[2]
     rows = np.arange(games)
     # below[p, x]: the highest stem top under bee x (-1: none), from each top's position
     marks = np.full((games, size), -1, dtype=np.int64)
@@ -79,10 +95,18 @@ def _landing(
     top = np.maximum(top, 0)
     stem = (rows * 4)[:, None, None] + stem_at.take(at + top)
     gap = counted.take(at + cards - 1) - counted.take(at + top)
-    if own_gap:  # minus the seat's own bees in the gap: those below it, less those <= the top
-        mine_to_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
-        gap = gap - (np.arange(h)[None, None, :] - mine_to_top)
+    if own_gap:
+        gap = gap - _own_in_gap(cards, top)
     return _Landing(top, too_low, STEM_CAPACITY - lens.take(stem), sums.take(stem), gap)
+
+
+def _own_in_gap(cards: Ints, top: Ints) -> Ints:
+    """How many of its seat's own bees lie between each bee of `cards` (P, S, h) (sorted) and
+    the `top` it lands on: those below it, less those at or under the top."""
+    h = cards.shape[2]
+    mine_to_top = (cards[:, :, None, :] <= top[..., None]).sum(axis=3)
+    within: Ints = np.arange(h)[None, None, :] - mine_to_top
+    return within
 
 
 def _risks(
@@ -114,6 +138,30 @@ def _cost(landing: _Landing, sums: Ints, tails: Floats, tie: Ints | None = None)
     low_cost = sums.min(axis=1)[:, None, None] + 0.5
     risk: Floats = np.where(too_low, low_cost, cost)
     return risk
+
+
+def heuristic_slots(
+    cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints, landing: _Landing | None = None
+) -> Ints:
+    """Where in each hand of `cards` (P, S, h) (sorted) the easy level's bee is, as
+    `heuristic.choose_bee` picks it from that seat's view of each imagined game: the least risk
+    (its own bees not counted in a gap, a too-low bee at the cheapest stem's stings, a thousandth
+    of a sting for each bee in hands between the stem's top and it), then the most stings, then
+    the lowest number. (P, S); the tests hold it to `choose_bee`. `landing`: `_landing` of
+    these cards with their own bees counted in the gap, if the caller has it."""
+    h = cards.shape[2]
+    if landing is None:
+        landing = _landing(cards, tops, lens, sums, alive, own_gap=False)
+    top, too_low, need, held, gap = landing
+    gap = gap - _own_in_gap(cards, top)
+    tails = _tails(1 / h, alive.shape[1])
+    risk = tails[np.maximum(need, 0), gap] * (held + 1.5 * need) + 0.001 * gap
+    risk = np.where(need <= 0, held, risk)
+    risk = np.where(too_low, sums.min(axis=1)[:, None, None], risk)
+    # The most stings on a tie (then the lowest: the hand is sorted, argmin takes the first).
+    # A millionth of a sting apart is a tie in the heuristic's sums of thousandths and chances.
+    slots: Ints = (risk - 1e-7 * _STINGS[cards]).argmin(axis=2)
+    return slots
 
 
 FEATURES = 12  # what a learned playout policy sees of each bee in a hand (`features`)
@@ -206,6 +254,7 @@ def playouts(
     table: Floats | None = None,
     table_temperature: float = 0.0,
     table_share: float = 1.0,
+    easy_seats: npt.NDArray[np.bool_] | None = None,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
@@ -215,7 +264,9 @@ def playouts(
     `nested_share` of the deals (the same deals as `random_share`'s, if both are set). With
     `table` (`mcs_table`, in place of `nested`), every other seat's bee this turn is the one of
     its hand the table holds the least (Gumbel noise of `table_temperature` stings added), in
-    the first `table_share` of the deals."""
+    the first `table_share` of the deals. The seats `easy_seats` marks (S, in the order
+    returned) play every turn, this one included, as the easy level does (`heuristic_slots`),
+    whatever the rest of the model says."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -281,16 +332,24 @@ def playouts(
         if h > 1 and weights is None and math.isinf(temperature) and own_temperature is None:
             score = np.broadcast_to(noise, (c, deals, seats, h))  # every player at random
         elif h > 1 and weights is None:
-            cost = _risks(hands, tops, lens, sums, alive, rate, own_gap)
+            landing = _landing(hands, tops, lens, sums, alive, own_gap)
+            cost = _cost(landing, sums, _tails(rate, alive.shape[1]), hands)
             score = -cost.reshape(c, deals, seats, h) / temperatures[None, :, :, None] + noise
         if h > 1:
             slot = score.reshape(games, seats, h).argmax(axis=2)
+            if easy_seats is not None:
+                easy = hands[:, easy_seats]
+                shared = None  # the model's landing, if it counted the seats' own bees
+                if weights is None and not own_gap and not math.isinf(temperature):
+                    shared = landing.of_seats(easy_seats)
+                slot[:, easy_seats] = heuristic_slots(easy, tops, lens, sums, alive, shared)
         else:
             slot = np.zeros((games, seats), dtype=np.int64)
         if h == size:  # the deciding seat's bee this turn is the candidate
             slot[:, 0] = (hands[:, 0, :] == first[:, None]).argmax(axis=1)
             if first_others is not None:
-                slot[:, 1:] = np.where(is_searched, first_others, slot[:, 1:])
+                searching = is_searched if easy_seats is None else is_searched & ~easy_seats[1:]
+                slot[:, 1:] = np.where(searching, first_others, slot[:, 1:])
         bees = np.take_along_axis(hands, slot[..., None], axis=2)[..., 0]
         keep = np.ones(hands.shape, dtype=bool)
         keep[rows[:, None], np.arange(seats)[None, :], slot] = False
@@ -434,6 +493,9 @@ class Search(NamedTuple):
     table: int = 0
     table_temperature: float = 0.0
     table_share: float = 1.0  # the share of deals whose others' bee this turn is the table's
+    # the other seats as the view says they play (`BeeView.plays`): an easy bee as the easy
+    # level picks, every turn; anyone else by the model above
+    seat_levels: bool = False
 
 
 class Estimate(NamedTuple):
@@ -459,8 +521,16 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     )
     weights = None if how.weights is None else np.array(how.weights)
     own_weights = None if how.own_weights is None else np.array(how.own_weights)
-    # card looks of one imagined game: each turn every seat's bees, and the turn's tables
-    per_game = sum(seats * (h + 3) + TABLE_LOOKS for h in range(1, size + 1))
+    easy_seats = None
+    if how.seat_levels and view.plays:
+        easy = [False] + [view.plays[s - 1] in EASY_PLAYS for s in others]
+        easy_seats = np.array(easy) if any(easy) else None
+    # card looks of one imagined game: each turn every seat's bees, the turn's tables, and the
+    # easy seats' second look at their bees
+    easy_count = 0 if easy_seats is None else int(easy_seats.sum())
+    per_game = round(
+        sum(seats * (h + 3) + TABLE_LOOKS + EASY_LOOKS * easy_count * h for h in range(1, size + 1))
+    )
     # and of one deal's nested MCS picks, each other seat's every bee in `nested` playouts
     turns = min(how.nested_depth, size)
     nested_looks = round(
@@ -506,6 +576,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             table,
             how.table_temperature,
             how.table_share,
+            easy_seats,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)

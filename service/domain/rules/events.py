@@ -31,6 +31,21 @@ ClockPlay = Literal["none", "tapped", "lowest"]
 # still accepted and recorded as sent, so every stored event decodes. Recorded in the seat so an
 # audit knows which policy to re-run; replays never need it.
 BeeLevel = Literal["heuristic", "strong", "expert", "easy", "medium", "hard"]
+# Older names of levels, still accepted and recorded as they were sent: a stored event keeps
+# its name forever, and plays on at the level it names now.
+ALIASES: dict[BeeLevel, BeeLevel] = {"heuristic": "easy", "strong": "medium"}
+
+# Easy is the default: it is what every table had before levels (as "heuristic"), it decides in
+# about 0.04 ms where the others spend tens to hundreds of milliseconds of the server's CPU, and
+# a player who wants a harder game asks for it. A bee seat recorded with no level (dealt before
+# levels existed) played it too.
+DEFAULT_LEVEL: BeeLevel = "easy"
+
+
+def resolved(name: BeeLevel | None) -> BeeLevel:
+    """The level a recorded name plays now: an older name is its level's, none the default."""
+    name = name or DEFAULT_LEVEL
+    return ALIASES.get(name, name)
 
 
 class SeatInfo(msgspec.Struct, frozen=True, kw_only=True, gc=False):

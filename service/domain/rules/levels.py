@@ -28,10 +28,20 @@ from collections.abc import Callable
 from typing import NamedTuple, get_args
 
 from service.domain.rules.bee_view import BeeView
-from service.domain.rules.events import BeeLevel
+from service.domain.rules.events import ALIASES, DEFAULT_LEVEL, BeeLevel, resolved
 from service.domain.rules.expert import choose_bee_expert, choose_bee_hard
 from service.domain.rules.heuristic import choose_bee
 from service.domain.rules.strong import choose_bee_strong
+
+__all__ = [
+    "ALIASES",
+    "DEFAULT_LEVEL",
+    "LEVELS",
+    "THINKS_LONG_MS",
+    "Level",
+    "level",
+    "levels_described",
+]
 
 # (what the seat may see, the decision's seed or None) -> the bee it plays
 Policy = Callable[[BeeView, bytes | None], int]
@@ -120,14 +130,6 @@ LEVELS: dict[BeeLevel, Level] = {
     )
 }
 
-# Older names of levels, still accepted and recorded as they were sent: a stored event keeps
-# its name forever, and plays on at the level it names now.
-ALIASES: dict[BeeLevel, BeeLevel] = {"heuristic": "easy", "strong": "medium"}
-
-# Easy is the default: it is what every table had before levels (as "heuristic"), it decides in
-# about 0.04 ms where the others spend tens to hundreds of milliseconds of the server's CPU, and
-# a player who wants a harder game asks for it.
-DEFAULT_LEVEL: BeeLevel = "easy"
 THINKS_LONG_MS = 1.0
 
 assert set(LEVELS) | set(ALIASES) == set(get_args(BeeLevel)), "every BeeLevel is a level or alias"
@@ -137,8 +139,7 @@ assert not set(LEVELS) & set(ALIASES) and set(ALIASES.values()) <= set(LEVELS)
 def level(name: BeeLevel | None) -> Level:
     """A seat's level (an older name is its level's alias); a bee dealt before levels existed
     played the default."""
-    name = name or DEFAULT_LEVEL
-    return LEVELS[ALIASES.get(name, name)]
+    return LEVELS[resolved(name)]
 
 
 def levels_described() -> str:
