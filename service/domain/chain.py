@@ -278,9 +278,10 @@ def covered_metadata(
 
 class Bodies:
     """``body_digest`` of successive events of one stream under one metadata (one append does
-    this for each of its streams): what they share, the stream's encoding and the metadata's
-    canonical JSON, is worked out once instead of once an event (issue 28). The bytes hashed are
-    exactly ``body_digest``'s, which is this class applied to one event."""
+    this for each of its streams): what they share, the stream's encoding, the seals' framing
+    and the metadata's canonical JSON, is worked out once instead of once an event (issue 28).
+    The bytes hashed are exactly ``body_digest``'s, which is this class applied to one event
+    (and ``sealed``'s and ``seal``'s for the hidden values: tests/unit/test_chain.py)."""
 
     def __init__(self, stream: str, metadata: object, keys: Mapping[str, bytes]) -> None:
         self.stream = stream
@@ -290,15 +291,19 @@ class Bodies:
         self._hidden = HIDDEN.get(kind, {})
         stream_field = _u32_field(stream.encode("utf-8"))
         self._body_prefix = _u32_field(BODY_TAG) + stream_field + _VERSION_LENGTH
+        # Every seal in this stream: HMAC(key, encode(SEAL_TAG, stream, u32(version), path,
+        # canonical(value))), all but the version, the path and the value the same.
+        self._seal_prefix = _SEAL_TAG_FIELD + stream_field + _VERSION_LENGTH
         meta = metadata if metadata is not None else {}
         canonical_meta = canonical_value(meta)
         if self._game:
-            # The metadata's seal: HMAC(key, encode(SEAL_TAG, stream, u32(version), "metadata",
-            # canonical(metadata))), all but the version the same for every event.
-            self._seal_prefix = _SEAL_TAG_FIELD + stream_field + _VERSION_LENGTH
             self._seal_suffix = _u32_field(b"metadata") + _u32_field(canonical_meta)
         else:
             self._covered = _u32_field(canonical_meta)
+
+    def hides(self, type: str) -> bool:
+        """Whether an event whose data's ``type`` is ``type`` has values to seal here."""
+        return type in self._hidden
 
     def digest(
         self,
@@ -310,21 +315,22 @@ class Bodies:
         """The body digest of the event at ``version``. ``canonical``: a faster encoder giving
         the same bytes as ``canonical_json`` for this data (the store's, for data without
         floats)."""
-        number = u32(version)
-        if self._game:
-            key = self.keys.get(self._ident)
-            if key is None:
-                raise MissingSealKey(
-                    f"no seal key for game {self._ident} ({self.stream} v{version})"
-                )
-            message = self._seal_prefix + number + self._seal_suffix
-            covered = _u32_field(_SORTED.encode(hmac.digest(key, message, "sha256").hex()))
-        else:
-            covered = self._covered
+        encode = canonical or canonical_value
         hides = self._hidden.get(str(data.get("type")))
-        # Nothing to seal in most events (`sealed` would only copy them).
-        plain = sealed(self.stream, version, data, self.keys) if hides else data
-        body = (canonical or canonical_value)(plain)
+        if not hides:  # nothing to seal in most events (`sealed` would only copy them)
+            return self.digest_canonical(version, type, encode(data))
+        number = u32(version)
+        covered = self._covered_at(number, version)
+        body = encode(self._sealed(number, version, data, hides, encode))
+        return self._digest(number, type, body, covered)
+
+    def digest_canonical(self, version: int, type: str, body: bytes) -> bytes:
+        """The body digest of the event at ``version`` whose data, with nothing to seal, has
+        the canonical JSON ``body``."""
+        number = u32(version)
+        return self._digest(number, type, body, self._covered_at(number, version))
+
+    def _digest(self, number: bytes, type: str, body: bytes, covered: bytes) -> bytes:
         return hashlib.sha256(
             self._body_prefix
             + number
@@ -332,6 +338,51 @@ class Bodies:
             + _u32_field(body)
             + covered
         ).digest()
+
+    def _covered_at(self, number: bytes, version: int) -> bytes:
+        """``covered_metadata``'s canonical JSON, framed, for the event at ``version``."""
+        if not self._game:
+            return self._covered
+        key = self.keys.get(self._ident)
+        if key is None:
+            raise MissingSealKey(f"no seal key for game {self._ident} ({self.stream} v{version})")
+        message = self._seal_prefix + number + self._seal_suffix
+        return _u32_field(_SORTED.encode(hmac.digest(key, message, "sha256").hex()))
+
+    def _sealed(
+        self,
+        number: bytes,
+        version: int,
+        data: Mapping[str, Any],
+        fields: tuple[str, ...],
+        encode: Callable[[Any], bytes],
+    ) -> dict[str, Any]:
+        """``sealed(stream, version, data, keys)`` for data of a type that hides ``fields``;
+        ``encode`` gives each hidden value's canonical JSON."""
+        game_id = self._ident if self._game else str(data.get("game_id"))
+        key = self.keys.get(game_id)
+        if key is None:
+            raise MissingSealKey(f"no seal key for game {game_id} ({self.stream} v{version})")
+        prefix = self._seal_prefix + number
+        out = dict(data)
+        for name in fields:
+            if name not in data:
+                continue
+            value = data[name]
+            if name in ITEM_BY_ITEM and isinstance(value, list | tuple):
+                out[name] = [
+                    self._seal(key, prefix, f"{name}/{i}".encode(), encode(item))
+                    for i, item in enumerate(value)
+                ]
+            else:
+                out[name] = self._seal(key, prefix, name.encode("utf-8"), encode(value))
+        return out
+
+    @staticmethod
+    def _seal(key: bytes, prefix: bytes, path: bytes, canonical: bytes) -> str:
+        """``seal``: ``prefix`` frames the tag, the stream and the version."""
+        message = prefix + _u32_field(path) + _u32_field(canonical)
+        return hmac.digest(key, message, "sha256").hex()
 
 
 def body_digest(

@@ -113,6 +113,10 @@ _DUPLICATE, _CONFLICT, _HEAD_MOVED, _GUARD = "SWDUP", "SWCON", "SWHED", "SWGRD"
 class NewEvent(msgspec.Struct, frozen=True):
     type: str
     data: bytes  # the event's JSON, already encoded by the caller (msgspec.json.encode)
+    # ``data`` is already ``chain.canonical_json`` of the value jsonb stores for it, an object
+    # whose ``type`` member is ``type`` (``codec.encode_canonical`` says when): its chain hash
+    # is computed from these bytes as they are, not from a parse and a second encoding.
+    canonical: bool = False
 
 
 class StreamAppend(msgspec.Struct, frozen=True):
@@ -495,7 +499,7 @@ class EventStore:
         s_col: list[str] = []
         v_col: list[int] = []
         t_col: list[str] = []
-        d_col: list[str] = []
+        d_col: list[str] = []  # each event's text, decoded once: the row's and the hash's
         for a in appends:
             for i, event in enumerate(a.events, start=1):
                 s_col.append(a.stream)
@@ -531,7 +535,7 @@ class EventStore:
                     v_col,
                     t_col,
                     d_col,
-                    self._hashes(appends, heads, meta),
+                    self._hashes(appends, heads, meta, d_col),
                     meta_text,
                     cmd_stream,
                     cmd_id,
@@ -604,24 +608,32 @@ class EventStore:
         appends: Sequence[StreamAppend],
         heads: Mapping[str, tuple[bytes | None, int]],
         metadata: Mapping[str, Any],
+        texts: Sequence[str] | None = None,
     ) -> list[bytes]:
         """What each new event's hash column gets: under v2 its body digest (the database
         chains it as it stamps the time, migration 0015); under v1 its chain hash, continuing
         its stream's head (``GENESIS`` for a head stored without a hash, before migration 0003:
-        such a stream fails verification anyway, "missing hash")."""
+        such a stream fails verification anyway, "missing hash"). ``texts``: every event's data
+        decoded, in order, when the caller has them. An event whose data is canonical
+        (``NewEvent.canonical``) and hides nothing is hashed from its bytes as they are."""
         hashes: list[bytes] = []
+        n = 0
         for a in appends:
             prev, scheme = heads[a.stream]
             bodies = (
                 chain.Bodies(a.stream, metadata, a.seal_keys) if scheme == chain.CHAIN_V2 else None
             )
             for i, event in enumerate(a.events, start=a.expected_version + 1):
-                text = event.data.decode("utf-8")
+                text = texts[n] if texts is not None else event.data.decode("utf-8")
+                n += 1
                 try:
                     if bodies is not None:
-                        hashes.append(_v2_body(bodies, i, event.type, text))
+                        if event.canonical and not bodies.hides(event.type):
+                            hashes.append(bodies.digest_canonical(i, event.type, event.data))
+                        else:
+                            hashes.append(_v2_body(bodies, i, event.type, text))
                         continue
-                    canonical = _stored_canonical(text)
+                    canonical = event.data if event.canonical else _stored_canonical(text)
                 except chain.MissingSealKey:
                     raise
                 except ValueError as exc:

@@ -274,6 +274,9 @@ class InMemoryEventStore:
             prev = heads[a.stream][0] or chain.GENESIS
             for version, event in enumerate(a.events, start=a.expected_version + 1):
                 value, _ = _stored_value(event.data.decode("utf-8"))
+                if event.canonical and chain.canonical_value(value) != event.data:
+                    # What the event store would hash, and the audit then fail to recompute.
+                    raise ValueError(f"{event.type} v{version}: data marked canonical is not")
                 digest = chain.link_hash_v2(prev, next(bodies), recorded_at)
                 recorded.append(
                     RecordedEvent(

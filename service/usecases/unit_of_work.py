@@ -13,13 +13,13 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
+from service.domain.codec import encode_canonical
 from service.domain.ledger import (
     StakeCommitted,
     StakeHeld,
     StakeReleased,
     WalletEventUnion,
     WalletState,
-    encode_wallet_event,
     evolve_wallet,
     record_game,
     wallet_event_type,
@@ -32,14 +32,12 @@ from service.domain.rules.events import (
     GameStarted,
     StemChoiceRequired,
     TurnStarted,
-    encode_event,
     event_type,
 )
 from service.domain.table_events import SeedContributed, SeedRevealed
 from service.domain.tables import (
     TableEventUnion,
     TableState,
-    encode_table_event,
     evolve_table,
     table_event_type,
 )
@@ -199,9 +197,7 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("table", self.table.table_id),
                     expected_version=self.before.version,
-                    events=[
-                        _new(table_event_type(e), encode_table_event(e)) for e in self.table_events
-                    ],
+                    events=[_new(table_event_type(e), e) for e in self.table_events],
                     seal_keys=keys,
                 )
             )
@@ -210,7 +206,7 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("game", game_id),
                     expected_version=game.version,
-                    events=[_new(event_type(e), encode_event(e)) for e in game.events],
+                    events=[_new(event_type(e), e) for e in game.events],
                     seal_keys=keys,
                 )
             )
@@ -219,9 +215,7 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("wallet", player_id),
                     expected_version=wallet.version,
-                    events=[
-                        _new(wallet_event_type(e), encode_wallet_event(e)) for e in wallet.events
-                    ],
+                    events=[_new(wallet_event_type(e), e) for e in wallet.events],
                 )
             )
         for player_id, (loaded, recorded) in self._records.items():
@@ -229,7 +223,7 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("player", player_id),
                     expected_version=loaded.version,
-                    events=[_new("game_recorded", _encode_record(e)) for e in recorded],
+                    events=[_new("game_recorded", e) for e in recorded],
                 )
             )
         return appends
@@ -273,18 +267,14 @@ class UnitOfWork:
         return rows
 
 
-def _new(type_: str, data: bytes) -> NewEvent:
-    return NewEvent(type=type_, data=data)
-
-
-def _encode_record(event: GameRecorded) -> bytes:
-    return _ENCODER.encode(event)
+def _new(type_: str, event: msgspec.Struct) -> NewEvent:
+    """``event`` encoded once, to the bytes its row and its chain hash both use when they can
+    be its canonical JSON (`encode_canonical`): as the events' codecs encode it otherwise."""
+    data, canonical = encode_canonical(event)
+    return NewEvent(type=type_, data=data, canonical=canonical)
 
 
 def _game_id_of(events: Sequence[Event]) -> str:
     first = events[0]
     assert isinstance(first, DealCommitted | GameStarted)
     return first.game_id
-
-
-_ENCODER = msgspec.json.Encoder()

@@ -12,12 +12,22 @@ import msgspec
 import pytest
 
 from service.domain import chain
+from service.domain.codec import encode_canonical, tag_of
+from service.domain.rules.events import (
+    BeeLanded,
+    Pick,
+    PickConfirmed,
+    PicksRevealed,
+    TurnStarted,
+    encode_event,
+)
 from service.store.events import (
     ConcurrencyConflict,
     DuplicateCommand,
     EventStore,
     GuardRefused,
     LogCursor,
+    NewEvent,
     RecordedEvent,
     StreamAppend,
     _stored_canonical,
@@ -527,3 +537,31 @@ class TestEventStoreOnPostgres(EventLogContract):
     @pytest.fixture
     def log(self, event_store: EventStore) -> EventStore:
         return event_store
+
+
+async def test_an_event_encoded_once_stores_the_same_row_and_verifies(
+    event_store: EventStore,
+) -> None:
+    """The unit of work writes an event once, as its canonical JSON (``encode_canonical``,
+    issue 28), where it wrote the codec's bytes: jsonb stores the same value and the same
+    text, and the hash computed from those bytes as they are is the one verification
+    recomputes from the row."""
+    events = [
+        TurnStarted(turn=3, deadline=datetime(2031, 5, 1, 12, 0, 20, 123456, tzinfo=UTC)),
+        PickConfirmed(seat=2, bee=47, by_clock="tapped"),
+        PicksRevealed(turn=3, picks=(Pick(seat=2, bee=47), Pick(seat=1, bee=12))),
+        BeeLanded(seat=1, bee=12, stem=3, taken=(5, 9, 30, 41, 66)),
+    ]
+    once = [NewEvent(tag_of(e), *encode_canonical(e)) for e in events]
+    before = [NewEvent(tag_of(e), encode_event(e)) for e in events]
+    assert all(e.canonical for e in once) and once[0].data != before[0].data
+    rows = []
+    for news in (once, before):
+        stream = f"wallet-{uuid.uuid4().hex}"  # nothing hidden: no seal key needed
+        rows.append(await event_store.append(StreamAppend(stream, 0, news)))
+        verdict = await event_store.verify_stream(stream)
+        assert verdict.ok and verdict.verified == len(events), verdict
+    assert [e.data for e in rows[0]] == [e.data for e in rows[1]]
+    assert (
+        rows[0][1].data == b'{"bee": 47, "seat": 2, "type": "pick_confirmed", "by_clock": "tapped"}'
+    )
