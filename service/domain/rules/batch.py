@@ -109,27 +109,12 @@ def _own_in_gap(cards: Ints, top: Ints) -> Ints:
     return within
 
 
-def _risks(
-    cards: Ints,
-    tops: Ints,
-    lens: Ints,
-    sums: Ints,
-    alive: Ints,
-    rate: float,
-    own_gap: bool = False,
-) -> Floats:
-    """The heuristic's risk of every bee in `cards` (P, S, h): a too-low bee costs the cheapest
-    stem (and half a sting), a sixth its stem, any other the chance that enough bees land
-    first (Poisson, `rate` arrivals per bee still in hands between the top and it) times what
-    the stem would hold. Without `own_gap` the seat's own bees count in the gap too (the hard
-    level's model, with `rate` scaled down for it); with it, as `heuristic.py` counts."""
-    landing = _landing(cards, tops, lens, sums, alive, own_gap)
-    return _cost(landing, sums, _tails(rate, alive.shape[1]), cards)
-
-
 def _cost(landing: _Landing, sums: Ints, tails: Floats, tie: Ints | None = None) -> Floats:
-    """`_risks` from where the bees land; `tie` (the bees): a thousandth of a sting for each
-    number between a landing bee and its top, so the tighter of two safe bees is preferred."""
+    """The model's risk of every bee, from where it lands (`_landing`; its own bees counted in a
+    gap or not, `tails` at the turn's arrival rate): a too-low bee costs the cheapest stem (and
+    half a sting), a sixth its stem, any other the chance that enough bees land first times
+    what the stem would hold. `tie` (the bees): a thousandth of a sting for each number between
+    a landing bee and its top, so the tighter of two safe bees is preferred."""
     top, too_low, need, held, gap = landing
     cost = tails[np.maximum(need, 0), gap] * (held + 1.5 * need)
     if tie is not None:
