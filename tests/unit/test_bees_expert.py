@@ -296,9 +296,9 @@ def _seated(state: GameState, plays: list[str]) -> GameState:
     return replace(state, seats=seats)
 
 
-@pytest.mark.parametrize(("players", "turns"), [(6, 0), (6, 4), (8, 0), (8, 5)])
+@pytest.mark.parametrize(("players", "turns"), [(4, 0), (5, 4), (6, 0), (8, 5)])
 def test_the_expert_imagines_each_seat_as_its_public_level_plays(players: int, turns: int) -> None:
-    """Who plays each seat is public (`BeeView.plays`): the expert from 6 players on imagines an
+    """Who plays each seat is public (`BeeView.plays`): the expert at every table size imagines an
     easy bee picking as the easy level does, and anyone else (a person, a medium, hard or expert
     bee) by its model. Seats of people give the same decision as a view that names nobody; easy
     bees change the estimates; and a table of easy bees stays blind to their hands and

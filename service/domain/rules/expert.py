@@ -33,15 +33,17 @@ and its random numbers, so the comparison between them is sharper than each esti
   noise). The table picks MCS(100)'s bee about as often as MCS(100) does on other random
   numbers, at a few ms where the nested search would cost the decision's whole budget. See
   `LARGE_TABLE` for what it won.
-- **the expert from 6 players on knows who plays each seat** (`Search.seat_levels`): a seat's
-  kind and a bee's level are public (`BeeView.plays`), and an easy bee picks by a rule the
-  search can run on an imagined hand. So in every imagined deal each easy bee picks, this turn
-  and later, exactly the bee the easy level would from that seat's view of the deal
-  (`batch.heuristic_slots`); a person, a medium, hard or expert bee is imagined as above, and a
-  table of people gets the same decision as without it. Against seven easy bees at 8 players,
-  deals 0-99 of the bench, this won 35.0% [26.5, 45.0] where the expert before it won 11.5%
-  [6.0, 17.5], at the same CPU (the easy seats' looks are counted in the work: `EASY_LOOKS`).
-  Not measured, so not used: the expert up to 5 players, and medium bees imagined as easy ones.
+- **the expert knows who plays each seat** (`Search.seat_levels`, at every table size): a
+  seat's kind and a bee's level are public (`BeeView.plays`), and an easy bee picks by a rule
+  the search can run on an imagined hand. So in every imagined deal each easy bee picks, this
+  turn and later, exactly the bee the easy level would from that seat's view of the deal
+  (`batch.heuristic_slots`; neither the nested search nor the table replaces it); a person, a
+  medium, hard or expert bee is imagined as above, and a table of people gets the same
+  decision as without it. On deals 0-99 of the bench, at the same CPU (the easy seats' looks
+  are counted in the work: `EASY_LOOKS`), paired against the expert before it in one run:
+  against three easy bees at 4 players 72.5% [64.0, 80.5] where it won 44.3% [35.2, 54.7];
+  against seven at 8 players 35.0% [26.5, 45.0] where it won 11.5% [6.0, 17.5].
+  Not measured, so not used: medium bees imagined as easy ones.
 
 The playouts are arrays over every imagined game of a round (`batch.py`, numpy), many times the
 deals the same CPU bought in pure Python. The work is a fixed count of imagined card looks (the
@@ -62,7 +64,7 @@ HARD_WORK = 1_000_000  # about 30 ms at 4 players, 45 ms at 8
 WORK = 4_500_000  # the expert's up to 5 players: about 100 ms at 4 players
 LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 players
 HARD = batch.Search(work=HARD_WORK)
-EXPERT = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4)
+EXPERT = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
 # From 6 players on, the expert searches with hard's model on 3 times its work, the others' bees
 # this turn from an MCS table (docs/benchmarks.md, "Bee players"). Screened at 8 players against
 # seven MCS(100) on deals 360-389 and 410-439 (60 games; the bench plays 0-199), each row the
