@@ -74,6 +74,16 @@ ADMISSION_WAIT = Histogram(
     "Time a request waited in the admission queue (admitted or shed)",
     buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25),
 )
+LOOP_LAG = Histogram(
+    "swarm_loop_lag_seconds",
+    "How late the event loop ran a probe scheduled every 10 ms while requests come (admission)",
+    buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+ADMISSION_LIMIT = Gauge(
+    "swarm_admission_limit",
+    "Requests this process admits at once now: the in-flight limit, lowered while its loop is late",
+    multiprocess_mode="liveall",
+)
 SLOW_CLIENTS = Counter(
     "swarm_slow_client_total", "Requests dropped because the body did not arrive in time"
 )

@@ -46,6 +46,8 @@ class Settings:
     # Requests being handled at once (streams apart), counted once read; past it a short queue
     # shed by its delay, moves first (service/api/admission.py).
     max_in_flight: int = 16
+    # seconds the event loop may run late before fewer requests are admitted at once; 0: off
+    max_loop_lag: float = 0.025
     max_streams: int = 10_000
     max_body_bytes: int = 16 * 1024
     rate_limit: int = 200  # requests a second per bearer token (or address); 0: off
@@ -105,6 +107,7 @@ class Settings:
             need(getattr(self, name) >= 1, name, "a whole number, at least 1")
         need(self.max_header_bytes >= 1024, "max_header_bytes", "at least 1024 bytes")
         need(self.rate_limit >= 0, "rate_limit", "0 (off) or more requests a second")
+        need(0 <= self.max_loop_lag <= 10, "max_loop_lag", "0 (off) to 10 seconds")
         for name in (
             "db_acquire_timeout",
             "db_connect_timeout",

@@ -12,6 +12,18 @@ anything, and what is admitted is served in time (docs/operations.md, "Past capa
   table is refused at once. A refused request has cost the HTTP parse and this decision: no
   decoding, no token check, no pool connection, no write (a shed request changes nothing).
 
+* **The limit follows the event loop's lag** (`LoopWatch`, `Admission.lagged`): the loop is
+  probed every `LAG_EVERY`, and a probe run later than `max_lag` (`Settings.max_loop_lag`,
+  `LAG_TARGET` by default) means the loop has more ready work than it gets through (requests
+  being served, streams woken, refusals written): every request, refused ones too, waits that
+  long before its first byte is even parsed. So
+  each late probe lowers the limit by `LAG_BACKOFF` (to `MIN_IN_FLIGHT` at least), and each
+  timely one raises it by `LAG_RECOVERY` places, back to the setting; the requests over the
+  limit wait in the queue, shed by its delay as below. A late loop alone refuses nothing: a
+  request that finds a place free enters. A limit
+  that suits a quiet machine is then not too many once the process gets a smaller share of a
+  core (its neighbours, a full collection, a burst of streams).
+
 * **Retry-After follows the refusals.** A refused client comes back after `Retry-After`, so
   the refusals a second are about the clients waiting ÷ that wait: past capacity, a fixed 1 s
   makes every waiting player ask again every second, and the refusals alone eat the CPU the
@@ -47,6 +59,12 @@ TARGET = 0.01  # seconds a request may wait in a standing queue
 QUEUE_PER_PLACE = 4  # the queue holds at most this many requests per place of the limit
 REFUSALS_PER_SECOND = 100.0  # refusals a second a process aims at when past capacity
 RETRY_AFTER_MAX = 5  # seconds a refused move is asked to wait at most (new work: twice)
+LAG_EVERY = 0.01  # seconds between two probes of the loop's lag
+LAG_TARGET = 0.025  # a probe later than this: the loop is behind its work
+LAG_BACKOFF = 0.75  # the limit's factor at each late probe
+LAG_RECOVERY = 0.1  # places the limit gains at each timely probe (1 every 100 ms)
+MIN_IN_FLIGHT = 4  # the limit never falls below this (a request waits for the database too)
+LAG_IDLE = 1.0  # seconds without a request after which the probe stops (the next restarts it)
 
 _MOVE = re.compile(r"^/games/[^/]+/moves$")
 _VIEW = re.compile(r"^/games/[^/]+$")
@@ -78,13 +96,16 @@ class Admission:
         *,
         interval: float = INTERVAL,
         target: float = TARGET,
+        max_lag: float = LAG_TARGET,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
+        self.max_lag = max_lag
         self.interval = interval
         self.target = target
         self.clock = clock
         self.active = 0
+        self.allowed = float(limit)  # the limit now (`lagged`): `limit` at most
         self.max_queue = QUEUE_PER_PLACE * limit
         self._queues: tuple[deque[asyncio.Future[None]], ...] = (deque(), deque(), deque())
         self._waiting = 0
@@ -93,9 +114,25 @@ class Admission:
         self._refused = 0  # refusals since `_counted_from`
         self._counted_from = clock()
 
+    def places(self) -> int:
+        """Requests admitted at once now."""
+        return min(self.limit, max(MIN_IN_FLIGHT, int(self.allowed + 1e-9)))
+
     def standing(self) -> bool:
         """Whether the queue has not been empty for longer than `interval`: past capacity."""
         return self._waiting > 0 and self.clock() - self._last_empty > self.interval
+
+    def lagged(self, late: float) -> None:
+        """A probe of the loop ran `late` seconds after it was due: lower the limit if that is
+        over `max_lag`, else raise it a little (and admit who waits for the places gained)."""
+        metrics.LOOP_LAG.observe(late)
+        if late > self.max_lag:
+            self.allowed = max(float(MIN_IN_FLIGHT), self.allowed * LAG_BACKOFF)
+        elif self.allowed < self.limit:
+            self.allowed = min(float(self.limit), self.allowed + LAG_RECOVERY)
+            while self.active < self.places() and self._hand_over():
+                self.active += 1
+        metrics.ADMISSION_LIMIT.set(self.places())
 
     def wait_allowed(self, kind: int) -> float:
         """How long a request of `kind` may wait for a place now (0: refused at once)."""
@@ -107,7 +144,7 @@ class Admission:
 
     async def enter(self, kind: int) -> bool:
         """Take a place (True: the caller must `leave()` when done), or False: refused."""
-        if self.active < self.limit and self._waiting == 0:
+        if self.active < self.places() and self._waiting == 0:
             self.active += 1
             self._last_empty = self.clock()
             return True
@@ -155,17 +192,53 @@ class Admission:
         return 2 * wait if kind == NEW else wait
 
     def leave(self) -> None:
-        """Give the place back: to the most urgent request waiting, if any."""
+        """Give the place back: to the most urgent request waiting, if any, unless the limit
+        came down below the requests in flight (`lagged`)."""
+        if self.active > self.places() or not self._hand_over():
+            self.active -= 1  # else the place passed on: `active` is unchanged
+
+    def _hand_over(self) -> bool:
+        """Give a place to the most urgent request waiting; False if none waits."""
         for queue in self._queues:
             while queue:
                 place = queue.popleft()
                 self._dequeued()
                 if not place.done():
-                    place.set_result(None)  # the place passes on: `active` is unchanged
-                    return
-        self.active -= 1
+                    place.set_result(None)
+                    return True
+        return False
 
     def _dequeued(self) -> None:
         self._waiting -= 1
         if self._waiting == 0:
             self._last_empty = self.clock()
+
+
+class LoopWatch:
+    """Probes the running loop's lag for `admission` (`Admission.lagged`) every `LAG_EVERY`
+    while requests come: it starts with the first request (`seen`) and stops after `LAG_IDLE`
+    without one, so an idle process (or a test's app) wakes nobody."""
+
+    def __init__(self, admission: Admission, every: float = LAG_EVERY) -> None:
+        self.admission = admission
+        self.every = every
+        self._last_seen = 0.0
+        self._running: asyncio.AbstractEventLoop | None = None
+
+    def seen(self) -> None:
+        """A request came: probe the loop if not already."""
+        loop = asyncio.get_running_loop()
+        self._last_seen = loop.time()
+        if self._running is not loop:
+            self._running = loop
+            due = loop.time() + self.every
+            loop.call_at(due, self._probe, loop, due)
+
+    def _probe(self, loop: asyncio.AbstractEventLoop, due: float) -> None:
+        now = loop.time()
+        self.admission.lagged(now - due)
+        if now - self._last_seen > LAG_IDLE or self._running is not loop:
+            if self._running is loop:
+                self._running = None
+            return
+        loop.call_at(now + self.every, self._probe, loop, now + self.every)

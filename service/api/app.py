@@ -250,6 +250,7 @@ def create_app(
     app.asgi_handler = Edge(
         cors_problems(app.asgi_handler),
         max_in_flight=config.max_in_flight,
+        max_loop_lag=config.max_loop_lag,
         max_streams=config.max_streams,
         max_body_bytes=config.max_body_bytes,
         body_timeout=config.body_timeout,

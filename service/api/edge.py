@@ -14,10 +14,11 @@ In order, for every HTTP request:
    arrive within `body_timeout` gets 408 and the connection closed. So half-open requests
    (headers sent, body never) hold a socket, not a slot: they cannot make real players' moves
    wait or fail (issue 13).
-4. **Admission** (service/api/admission.py): at most `max_in_flight` requests at once, a short
-   queue shed by its delay, moves first; a request refused there gets 503 `overloaded` with
-   `Retry-After` before any work is done for it. At most `max_streams` streams at once (more
-   are refused at once); a stream, once open, is never shed.
+4. **Admission** (service/api/admission.py): at most `max_in_flight` requests at once (fewer
+   while the event loop runs late), a short queue shed by its delay, moves first; a request
+   refused there gets 503 `overloaded` with `Retry-After` before any work is done for it.
+   At most `max_streams` streams at once (more are refused at once); a stream, once open, is
+   never shed.
 5. **Draining**: on shutdown (`begin_shutdown()`, called on SIGTERM/SIGINT) every open stream
    is ended with `retry: 1000`, so its client reconnects (to another instance, with
    `Last-Event-ID`) and loses nothing; requests in flight finish normally.
@@ -149,6 +150,7 @@ class Edge:
         app: ASGIApp,
         *,
         max_in_flight: int,
+        max_loop_lag: float = admission.LAG_TARGET,
         max_streams: int,
         max_body_bytes: int,
         body_timeout: float,
@@ -160,7 +162,8 @@ class Edge:
         self.max_streams = max_streams
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
-        self.admission = admission.Admission(max_in_flight)
+        self.admission = admission.Admission(max_in_flight, max_lag=max_loop_lag)
+        self.loop_watch = admission.LoopWatch(self.admission) if max_loop_lag > 0 else None
         self._shed_since_logged: Counter[int] = Counter()
         self._shed_logged = time.monotonic()
         self.streams = 0
@@ -286,6 +289,8 @@ class Edge:
         if kind is None:
             await self.app(scope, receive, send)
             return None
+        if self.loop_watch is not None:
+            self.loop_watch.seen()
         if not await self.admission.enter(kind):
             metrics.OVERLOADED.inc()
             metrics.SHED.labels(admission.KINDS[kind]).inc()

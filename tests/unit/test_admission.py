@@ -5,10 +5,23 @@ fast this machine is; only the waits themselves are real (and bounded by the tes
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 
 import pytest
 
-from service.api.admission import MOVE, NEW, OTHER, Admission, kind_of
+from service.api.admission import (
+    LAG_IDLE,
+    LAG_RECOVERY,
+    LAG_TARGET,
+    MIN_IN_FLIGHT,
+    MOVE,
+    NEW,
+    OTHER,
+    Admission,
+    LoopWatch,
+    kind_of,
+)
 
 
 class FakeClock:
@@ -180,3 +193,84 @@ def test_retry_after_grows_with_the_refusals_and_falls_when_they_stop() -> None:
     clock.now += 30.0
     assert second(3) < RETRY_AFTER_MAX
     assert [second(3) for _ in range(4)][-1] == 1
+
+
+async def test_a_late_loop_lowers_the_limit() -> None:
+    """Admission, the limit follows the loop's lag: each probe run later than LAG_TARGET cuts
+    the places by LAG_BACKOFF (never under MIN_IN_FLIGHT); timely probes give them back,
+    LAG_RECOVERY at a time. A late loop alone refuses nothing while a place is free."""
+    clock = FakeClock()
+    admission = Admission(16, interval=0.1, clock=clock)
+    assert admission.places() == 16
+    admission.lagged(LAG_TARGET / 2)  # on time: nothing changes
+    assert admission.places() == 16
+    admission.lagged(LAG_TARGET * 2)
+    assert admission.places() == 12
+    assert not admission.standing()
+    assert await admission.enter(NEW)
+    admission.leave()
+    for _ in range(40):
+        admission.lagged(1.0)
+    assert admission.places() == MIN_IN_FLIGHT
+    timely = math.ceil((16 - MIN_IN_FLIGHT) / LAG_RECOVERY) + 1
+    for _ in range(timely):
+        admission.lagged(0.0)
+    assert admission.places() == 16
+
+
+async def test_places_taken_away_by_a_late_loop_are_not_handed_on() -> None:
+    """Admission: when the limit comes down under the requests in flight, a request that ends
+    gives its place back to nobody; when timely probes raise it again, who waits gets in."""
+    clock = FakeClock()
+    admission = Admission(8, interval=30.0, clock=clock)
+    for _ in range(8):
+        assert await admission.enter(MOVE)
+    waiting = asyncio.ensure_future(admission.enter(MOVE))
+    await asyncio.sleep(0)
+    admission.lagged(1.0)  # 8 -> 6 places, 8 in flight
+    assert admission.places() == 6
+    admission.leave()
+    admission.leave()  # 6 in flight: those places were not handed over
+    await asyncio.sleep(0)
+    assert not waiting.done() and admission.active == 6
+    admission.leave()  # 6 places, 6 in flight: this one passes to the waiting move
+    await asyncio.sleep(0)
+    assert waiting.result() is True and admission.active == 6
+    another = asyncio.ensure_future(admission.enter(MOVE))
+    await asyncio.sleep(0)
+    assert not another.done()
+    for _ in range(10):  # timely probes: one place more, and the move waiting enters
+        admission.lagged(0.0)
+    await asyncio.sleep(0)
+    assert admission.places() == 7
+    assert another.result() is True and admission.active == 7
+    for _ in range(7):
+        admission.leave()
+    assert admission.active == 0
+
+
+async def test_the_loop_watch_probes_while_requests_come_and_stops_when_idle() -> None:
+    """Admission's loop watch: started by a request, it reports the loop's lag (a loop blocked
+    for 60 ms is reported late), and it stops by itself once requests stop coming."""
+    admission = Admission(16)
+    watch = LoopWatch(admission, every=0.005)
+    reported: list[float] = []
+    lagged = admission.lagged
+
+    def record(late: float) -> None:
+        reported.append(late)
+        lagged(late)
+
+    admission.lagged = record  # type: ignore[method-assign]
+    watch.seen()
+    await asyncio.sleep(0.03)
+    assert reported  # probed while requests come
+    time.sleep(0.06)  # the loop blocked: the next probe runs 55 ms late or more
+    await asyncio.sleep(0.01)
+    assert max(reported) >= 0.05
+    assert admission.places() < 16
+    watch._last_seen -= LAG_IDLE + 1  # no request for longer than LAG_IDLE
+    await asyncio.sleep(0.02)
+    count = len(reported)
+    await asyncio.sleep(0.03)
+    assert len(reported) == count
