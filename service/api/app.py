@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -34,6 +34,7 @@ from service import __version__, metrics
 from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
+from service.api.clock_thread import ClockThread
 from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_policy, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
@@ -46,7 +47,7 @@ from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
 from service.store.idempotency import PostgresIdempotencyRecords
-from service.store.pool import Pool, PoolExhausted, open_pool, use_reserved
+from service.store.pool import Pool, PoolExhausted, open_pool
 from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock
@@ -54,14 +55,8 @@ from service.usecases.errors import Busy
 
 # Lobby-wide figures for /metrics are refreshed this often (one indexed count per instance).
 GAMES_GAUGE_INTERVAL = 5.0
-# Expired idempotency keys' records are deleted this often.
-IDEMPOTENCY_SWEEP_INTERVAL = 600.0
 # Closing the pool waits for connections in use; past this, they are terminated.
 POOL_CLOSE_TIMEOUT = 2.0
-# Connections of this process's own for the turn clock and the outbox relay (with the sweeper
-# of holds), never used by a request: the clock's claim and the timers it fires at once
-# (clock.FIRE_AT_ONCE: 8), the relay's claim and its delivery, and one to spare.
-RESERVED_CONNECTIONS = 12
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -120,21 +115,6 @@ def create_app(
             command_timeout=config.db_command_timeout,
             server_settings=config.server_settings,
         )
-        # The clock's and the relay's own connections: requests never wait for them, nor
-        # they for requests (issue 28).
-        reserved = (
-            await open_pool(
-                url,
-                min_size=2,
-                max_size=RESERVED_CONNECTIONS,
-                acquire_timeout=config.db_acquire_timeout,
-                connect_timeout=config.db_connect_timeout,
-                command_timeout=config.db_command_timeout,
-                server_settings=config.server_settings,
-            )
-            if config.run_clock
-            else None
-        )
         wakeups = Wakeups(url)  # its own connection: LISTEN needs one that stays open
         await wakeups.start()
         app.state.stream_heartbeat = config.stream_heartbeat
@@ -153,32 +133,35 @@ def create_app(
         records = PostgresIdempotencyRecords(pool)
         setattr(app.state, idempotency.RECORDS, records)
         setattr(app.state, idempotency.CLOCK, clock)
-        timers = relay = sweeper = None
-        if reserved is not None:
-            timers = asyncio.create_task(_on_reserved(reserved, service.turn_clock.run()))
-            relay = asyncio.create_task(_on_reserved(reserved, service.money.run()))
-            sweeper = asyncio.create_task(_on_reserved(reserved, _sweep(records, clock)))
+        # The clock, the relay and the sweeper: on a thread of their own, with connections of
+        # their own, so neither the requests' loop nor their pool makes them late (issue 28).
+        background = (
+            ClockThread(url, config, clock=clock, server_seeds=server_seeds)
+            if config.run_clock
+            else None
+        )
+        app.state.clock_thread = background
         gauges = asyncio.create_task(_refresh_gauges(pool)) if config.metrics else None
         restore_signals = drain_on_signals(asyncio.get_running_loop())
         try:
+            if background is not None:
+                await background.start()  # its pool opened, or startup fails
             yield
         finally:
             restore_signals()
             # Shutdown: the server has already stopped accepting, ended the streams (edge.py)
             # and let requests in flight finish. Each step is bounded and quiet.
-            for task in (timers, relay, sweeper, gauges):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            if background is not None:
+                await background.stop()
+            if gauges is not None:
+                gauges.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await gauges
             await wakeups.close()
-            for each in (pool, reserved):
-                if each is None:
-                    continue
-                try:
-                    await asyncio.wait_for(each.close(), POOL_CLOSE_TIMEOUT)
-                except (TimeoutError, asyncio.CancelledError):
-                    each.terminate()
+            try:
+                await asyncio.wait_for(pool.close(), POOL_CLOSE_TIMEOUT)
+            except (TimeoutError, asyncio.CancelledError):
+                pool.terminate()
             structlog.get_logger(__name__).info("stopped: clock, listener and pool closed")
 
     exception_handlers: dict[Any, Any] = dict.fromkeys(
@@ -258,20 +241,6 @@ def create_app(
     )
     app.state.settings = config
     return app
-
-
-async def _on_reserved(reserved: Pool, work: Coroutine[Any, Any, None]) -> None:
-    """Run `work` (this task, and whatever it starts) on the reserved connections."""
-    use_reserved(reserved)
-    await work
-
-
-async def _sweep(records: PostgresIdempotencyRecords, clock: Clock) -> None:
-    """Delete idempotency keys' records past their 24 hours (a lookup ignores them anyway)."""
-    while True:
-        with contextlib.suppress(Exception):  # a database outage shows in /health/ready
-            await records.sweep(clock())
-        await asyncio.sleep(IDEMPOTENCY_SWEEP_INTERVAL)
 
 
 async def _refresh_gauges(pool: Pool) -> None:

@@ -407,7 +407,8 @@ class _Wakener:
         task = self._task
         loop = asyncio.get_running_loop()
         if task is None or task.done() or task.get_loop() is not loop:
-            # A context of its own: not the reserved connections of a clock's task, say.
+            # A context of its own, not that of the request that happened to start it (its
+            # request id would be on the wakener's log lines).
             self._task = loop.create_task(
                 self._send(), name="swarm-wakener", context=contextvars.Context()
             )

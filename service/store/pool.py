@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import asyncpg
@@ -92,30 +91,13 @@ class _BoundedAcquire:
         return self.__aenter__().__await__()
 
 
-# The connections of the work that must never wait behind requests (the turn clock, the
-# outbox relay, the sweeper): set in their tasks by `use_reserved`.
-_reserved: ContextVar[Pool | None] = ContextVar("swarm_reserved_pool", default=None)
-
-
-def use_reserved(pool: Pool) -> None:
-    """From now on, in the calling task and the tasks it starts, every `BoundedPool` hands out
-    connections of `pool` instead of its own. The clock and the relay run this way on a few
-    connections of their own, so requests, however many, never take the connections they
-    need (issue 28: the clock fired 9 to 14 s late when it shared the requests' pool)."""
-    _reserved.set(pool)
-
-
 class BoundedPool(asyncpg.Pool):  # type: ignore[type-arg,unused-ignore]
     """An asyncpg pool whose ``acquire`` (and so ``fetch``, ``execute``…) waits at most
-    ``acquire_timeout`` seconds for a connection unless the caller passes its own timeout;
-    in a task that runs on reserved connections (`use_reserved`), theirs."""
+    ``acquire_timeout`` seconds for a connection unless the caller passes its own timeout."""
 
     acquire_timeout: float = ACQUIRE_TIMEOUT
 
     def acquire(self, *, timeout: float | None = None) -> Any:
-        reserved = _reserved.get()
-        if reserved is not None and reserved is not self:
-            return reserved.acquire(timeout=timeout)
         return _BoundedAcquire(
             super().acquire(timeout=self.acquire_timeout if timeout is None else timeout)
         )

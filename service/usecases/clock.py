@@ -38,12 +38,17 @@ class TurnClock:
         self.timers = ctx.ports.timers
 
     async def expire_clock(self, game_id: str, deadline: datetime) -> GameState:
-        """A stored timer is due: let the clock play (a no-op if the game moved on)."""
+        """A stored timer is due: let the clock play (a no-op if the game moved on). Decided
+        on a fresh read: the people's moves are appended by the request loop's service graph
+        (the clock has its own, service/api/clock_thread.py) or another instance, so the
+        clock's cached state is usually behind, and an expiry decided on it would make the bee
+        players think (tens of ms) for an append that then conflicts."""
         decided = await self.play.decide(
             game_id,
             lambda state: ExpireClock(deadline=deadline, at=self.ctx.clock()),
             command_id=f"clock:{deadline.isoformat()}",
             metadata={"causation": "expire_clock", "actor": "clock"},
+            fresh=True,
         )
         return decided.state
 

@@ -101,6 +101,8 @@ class _Request:
     verify: Callable[[], Awaitable[None]] | None = None
     # Whether the command id and the token were looked up before playing out (once a request).
     looked_up: bool = False
+    # Decide on a fresh read, never on the cached state alone (`Play.decide`).
+    fresh: bool = False
 
     @property
     def stream(self) -> str:
@@ -240,6 +242,7 @@ class Play:
         metadata: dict[str, Any],
         guard: Callable[[], TokenGuard] | None = None,
         verify: Callable[[], Awaitable[None]] | None = None,
+        fresh: bool = False,
     ) -> Decided:
         """Load → decide (and let the bee players pick) → append, decided again when someone
         else moved first (`retry.until_applied`); decisions about one game take turns on this
@@ -247,8 +250,9 @@ class Play:
         state after its first run, or refused with `MoveIdReused` if its
         `metadata["move_digest"]` differs. `guard` gives the check the append must pass
         (`EventLog.append`), `verify` the same check made on its own before a command is played
-        out (`plays_out`)."""
-        request = _Request(game_id, intent, command_id, metadata, guard, verify)
+        out (`plays_out`). `fresh`: decide on a fresh read only, for a caller whose instance's
+        cached state is likely behind (the turn clock, `usecases/clock.py`)."""
+        request = _Request(game_id, intent, command_id, metadata, guard, verify, fresh=fresh)
         async with self.turns.turn(request.stream):
             return await until_applied(partial(self._attempt, request), what="game")
 
@@ -256,7 +260,7 @@ class Play:
         """This instance's last state of the game is current unless another instance wrote
         since (moves of one stream take turns here): decide on it without a read, and read only
         when that does not end in an append."""
-        cached = self.repository.cached_game(request.game_id)
+        cached = None if request.fresh else self.repository.cached_game(request.game_id)
         if cached is not None:
             decided = await self._decide_on_cached(cached, request)
             if decided is not None:
