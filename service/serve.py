@@ -46,6 +46,7 @@ LINGER_MAX = 5.0
 # Writes of one loop iteration are sent together (`_StagedClose.write`) up to this many bytes.
 COALESCE_MAX = 64 * 1024
 
+OPEN_FILES_MAX = 1 << 20  # the soft limit on open files `swarm serve` asks for, at most
 # A timer (the keep-alive's, the header deadline) that finds a request's bytes waiting unread
 # looks again this much later, once the loop has read them (`GuardedHttpToolsProtocol._waiting`).
 LAG_GRACE = 1.0
@@ -132,11 +133,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a limit on header bytes, a header deadline, a staged
     close, and no answer lost to a busy loop or a half-close.
 
-    The deadline runs from the connection (or the end of the previous response) to the end of
-    the headers, so a client that trickles its headers, or sends none, is cut off; it does not
-    run while a request is being answered (a long stream, say, or the next of pipelined
-    requests). uvicorn builds protocols itself, so the limits ride on its config (which worker
-    processes receive pickled).
+    The deadline runs from the connection (or, on a connection kept alive, from the next
+    request's first byte) to the end of the headers, so a client that trickles its headers, or
+    opens a connection and sends none, is cut off; an idle connection between requests is the
+    keep-alive timeout's to close, and the deadline does not run while a request is being
+    answered (a long stream, say, or the next of pipelined requests). uvicorn builds protocols
+    itself, so the limits ride on its config (which worker processes receive pickled).
 
     **A timer is not the client's word**: when the keep-alive timeout or the header deadline
     fires and a request's bytes are already waiting in the socket, unread, the client was not
@@ -260,10 +262,16 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         """A request is being answered, or read and waiting its turn (pipelined)."""
         return bool(self.pipeline) or (self.cycle is not None and not self.cycle.response_complete)
 
-    def _await_headers(self) -> None:
+    def _await_headers(self, *, idle: bool = False) -> None:
+        """The next bytes are a request's headers: their deadline runs from now, or, on an
+        `idle` connection between requests, from their first byte (`data_received`): until
+        then the keep-alive timeout is what closes it, not a 408 to a request never sent."""
         self._in_headers = True
         self._header_bytes = 0
-        self._start_deadline()
+        if idle:
+            self._cancel_deadline()
+        else:
+            self._start_deadline()
 
     def _start_deadline(self) -> None:
         self._cancel_deadline()
@@ -296,6 +304,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.flow.pause_reading()
             return
         if self._in_headers:
+            if self._header_deadline is None:
+                self._start_deadline()  # the first byte of the next request on this connection
             room = self.max_header_bytes - self._header_bytes
             if len(data) > room:
                 # Feed what fits: if the headers end inside it, the rest is body (or the next
@@ -329,7 +339,7 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing() or self._answering():
             return
         if not self._mid_message:
-            self._await_headers()  # between requests
+            self._await_headers(idle=True)  # between requests
         elif self._in_headers:
             self._start_deadline()  # the next request's headers have begun
         # (else this request's body is still arriving: on_message_complete starts it)
@@ -439,6 +449,12 @@ def uvicorn_config(settings: Settings) -> uvicorn.Config:
         port=settings.port,
         workers=settings.workers,
         http=GuardedHttpToolsProtocol,
+        # asyncio's loop, not uvloop: libuv accepts one connection per loop iteration (since
+        # 1.45, libuv#3696), so on a busy process new connections waited seconds in the
+        # kernel's accept queue (the first request on one: p50 1.7 s, p99 4.4 s at 800 games,
+        # where one on an open connection took 37 ms); asyncio's accepts all that are waiting
+        # at each wake-up (docs/benchmarks.md, "Past capacity, fifth pass").
+        loop="asyncio",
         lifespan="on",
         access_log=False,
         log_config=log_config(settings.log_level),
@@ -465,6 +481,7 @@ def serve_http(settings: Settings) -> int:
         port=settings.port,
         workers=settings.workers,
         version=_version(),
+        open_files=raise_open_files_limit(),
     )
     if settings.workers == 1:
         uvicorn.Server(config).run()
@@ -476,6 +493,26 @@ def serve_http(settings: Settings) -> int:
     sock = config.bind_socket()
     Multiprocess(config, sockets=[sock]).run()
     return 0
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit (workers inherit it):
+    every connection kept alive is a file, and at a person's pace most of a table's players
+    hold one between moves (`keep_alive_timeout`), where a common soft limit is 1,024. The
+    limit now."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return -1
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES_MAX if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES_MAX)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass  # not allowed here: the limit stays as the system set it
+    return int(soft)
 
 
 def _version() -> str:

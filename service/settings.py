@@ -57,7 +57,9 @@ class Settings:
     max_header_bytes: int = 16 * 1024  # request line and headers together
     header_timeout: float = 10.0  # to receive the request line and all headers
     body_timeout: float = 10.0  # to receive the whole body once the headers are in
-    keep_alive_timeout: float = 5.0  # idle time between requests on one connection
+    # idle time between requests on one connection: longer than a player's wait between two
+    # moves, so a person's client keeps its connection (a new one costs the server far more)
+    keep_alive_timeout: float = 75.0
     # -- lifecycle ----------------------------------------------------------------------------
     shutdown_timeout: float = 5.0  # SIGTERM to exit, streams ended and requests finished
     stream_heartbeat: float = 15.0

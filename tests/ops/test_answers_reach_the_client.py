@@ -201,8 +201,25 @@ async def test_the_header_deadline_waits_for_pipelined_answers(
     await asyncio.sleep(0.5)  # more than the header deadline
     server.app.release.set()
     assert await answers(sock, 2) == [b"HTTP/1.1 200 OK /first", b"HTTP/1.1 200 OK /slow"]
-    # Then it runs again: the connection is idle, and cut off.
+    # Then it runs again from the next request's first byte: trickled headers are cut off.
+    await asyncio.sleep(0.5)  # idle, longer than the deadline: the keep-alive's to close
+    sock.send(b"GET /third HTTP/1.1\r\n")
     assert (await answers(sock, 2, timeout=2))[0].startswith(b"HTTP/1.1 408")
+
+
+async def test_an_idle_connection_kept_alive_gets_no_408(served: Callable[..., Any]) -> None:
+    """Between requests the keep-alive timeout closes a connection, not the header deadline:
+    a connection idle for longer than the deadline (and less than the keep-alive) still takes
+    its next request. Before, the deadline ran from the end of the answer and sent a 408 to a
+    request never made, so a keep-alive longer than the header deadline cut every player's
+    connection between moves."""
+    server = await served(keep_alive=5, header_timeout=0.2)
+    sock = server.connect()
+    sock.send(get("/first"))
+    assert await answers(sock, 1) == [b"HTTP/1.1 200 OK /first"]
+    await asyncio.sleep(0.6)  # three header deadlines, idle
+    sock.send(get("/second"))
+    assert await answers(sock, 1) == [b"HTTP/1.1 200 OK /second"]
 
 
 async def test_headers_too_large_in_a_pipelined_request_wait_for_the_answer_before(
