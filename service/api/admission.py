@@ -16,9 +16,9 @@ anything, and what is admitted is served in time (docs/operations.md, "Past capa
   probed every `LAG_EVERY`, and a probe run later than `max_lag` (`Settings.max_loop_lag`,
   `LAG_TARGET` by default) means the loop has more ready work than it gets through (requests
   being served, streams woken, refusals written): every request, refused ones too, waits that
-  long before its first byte is even parsed. So
-  each late probe lowers the limit by `LAG_BACKOFF` (to `MIN_IN_FLIGHT` at least), and each
-  timely one raises it by `LAG_RECOVERY` places, back to the setting; the requests over the
+  long before its first byte is even parsed. So each late probe lowers the limit by
+  `LAG_BACKOFF` (to `MIN_SHARE` of the setting at least), and each timely one raises it by
+  `LAG_RECOVERY` places, back to the setting; the requests over the
   limit wait in the queue, shed by its delay as below. A late loop alone refuses nothing: a
   request that finds a place free enters. A limit
   that suits a quiet machine is then not too many once the process gets a smaller share of a
@@ -41,6 +41,7 @@ process is served, not refused.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections import deque
@@ -63,7 +64,10 @@ LAG_EVERY = 0.01  # seconds between two probes of the loop's lag
 LAG_TARGET = 0.025  # a probe later than this: the loop is behind its work
 LAG_BACKOFF = 0.75  # the limit's factor at each late probe
 LAG_RECOVERY = 0.1  # places the limit gains at each timely probe (1 every 100 ms)
-MIN_IN_FLIGHT = 4  # the limit never falls below this (a request waits for the database too)
+# The limit never falls below this share of the setting: a request waits for the database too,
+# and a burst of a few requests at once (nine people joining one table) must still pass when a
+# neighbour or a collection made one probe late (a floor of 4 refused some of them).
+MIN_SHARE = 0.5
 LAG_IDLE = 1.0  # seconds without a request after which the probe stops (the next restarts it)
 
 _MOVE = re.compile(r"^/games/[^/]+/moves$")
@@ -106,6 +110,7 @@ class Admission:
         self.clock = clock
         self.active = 0
         self.allowed = float(limit)  # the limit now (`lagged`): `limit` at most
+        self.floor = max(1, math.ceil(MIN_SHARE * limit))  # and `floor` at least
         self.max_queue = QUEUE_PER_PLACE * limit
         self._queues: tuple[deque[asyncio.Future[None]], ...] = (deque(), deque(), deque())
         self._waiting = 0
@@ -116,7 +121,7 @@ class Admission:
 
     def places(self) -> int:
         """Requests admitted at once now."""
-        return min(self.limit, max(MIN_IN_FLIGHT, int(self.allowed + 1e-9)))
+        return min(self.limit, max(self.floor, int(self.allowed + 1e-9)))
 
     def standing(self) -> bool:
         """Whether the queue has not been empty for longer than `interval`: past capacity."""
@@ -127,7 +132,7 @@ class Admission:
         over `max_lag`, else raise it a little (and admit who waits for the places gained)."""
         metrics.LOOP_LAG.observe(late)
         if late > self.max_lag:
-            self.allowed = max(float(MIN_IN_FLIGHT), self.allowed * LAG_BACKOFF)
+            self.allowed = max(float(self.floor), self.allowed * LAG_BACKOFF)
         elif self.allowed < self.limit:
             self.allowed = min(float(self.limit), self.allowed + LAG_RECOVERY)
             while self.active < self.places() and self._hand_over():

@@ -14,7 +14,6 @@ from service.api.admission import (
     LAG_IDLE,
     LAG_RECOVERY,
     LAG_TARGET,
-    MIN_IN_FLIGHT,
     MOVE,
     NEW,
     OTHER,
@@ -197,7 +196,7 @@ def test_retry_after_grows_with_the_refusals_and_falls_when_they_stop() -> None:
 
 async def test_a_late_loop_lowers_the_limit() -> None:
     """Admission, the limit follows the loop's lag: each probe run later than LAG_TARGET cuts
-    the places by LAG_BACKOFF (never under MIN_IN_FLIGHT); timely probes give them back,
+    the places by LAG_BACKOFF (never under half the setting); timely probes give them back,
     LAG_RECOVERY at a time. A late loop alone refuses nothing while a place is free."""
     clock = FakeClock()
     admission = Admission(16, interval=0.1, clock=clock)
@@ -211,8 +210,8 @@ async def test_a_late_loop_lowers_the_limit() -> None:
     admission.leave()
     for _ in range(40):
         admission.lagged(1.0)
-    assert admission.places() == MIN_IN_FLIGHT
-    timely = math.ceil((16 - MIN_IN_FLIGHT) / LAG_RECOVERY) + 1
+    assert admission.places() == 8
+    timely = math.ceil((16 - 8) / LAG_RECOVERY) + 1
     for _ in range(timely):
         admission.lagged(0.0)
     assert admission.places() == 16
