@@ -46,8 +46,11 @@ def _sessions(url: str) -> int:
         return int(row[0])
 
 
-def _clock_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("swarm-clock")]
+def _clock_threads(before: set[threading.Thread]) -> list[str]:
+    """The clock threads (the thread and its bees' executor) started since `before`: other
+    tests' apps may still be serving in this process (module- and session-scoped servers)."""
+    started = (t for t in threading.enumerate() if t not in before)
+    return sorted(t.name for t in started if t.name.startswith("swarm-clock"))
 
 
 def _lateness() -> tuple[float, float]:
@@ -75,9 +78,10 @@ def _busy_until(moment: datetime) -> None:
 async def test_the_clock_fires_on_time_while_the_request_loop_is_blocked(
     own_database: str,
 ) -> None:
+    before = set(threading.enumerate())
     app = create_app(own_database, rate_limit_per_second=0)
     async with AsyncTestClient(app=app) as client:
-        assert _clock_threads() == ["swarm-clock"]
+        assert _clock_threads(before) == ["swarm-clock"]
         anon = Api(client)
         hana, bob = await anon.guest("Hana"), await anon.guest("Bob")
         tid = (await hana.create_table(seats=2, turn_seconds=2, choice_seconds=2))["table_id"]
@@ -131,7 +135,7 @@ async def test_the_clock_fires_on_time_while_the_request_loop_is_blocked(
         assert (await hana.game(game_id))["turn"] == 3  # the clock confirmed for both
 
     # Shutdown joined the thread (and its bees' executor) and closed every connection.
-    assert _clock_threads() == []
+    assert _clock_threads(before) == []
     assert not app.state.clock_thread.thread.is_alive()
     until = time.monotonic() + 3
     while _sessions(own_database) and time.monotonic() < until:
@@ -146,16 +150,18 @@ async def test_startup_fails_when_the_clock_threads_pool_cannot_open(
         raise ConnectionRefusedError("the reserved connections are refused")
 
     monkeypatch.setattr(clock_thread, "open_pool", refused)
+    before = set(threading.enumerate())
     app = create_app(own_database, rate_limit_per_second=0)
     with pytest.raises(BaseException) as failed:
         async with AsyncTestClient(app=app):
             pass
     assert _raised(failed.value, ConnectionRefusedError)
-    assert _clock_threads() == []
+    assert _clock_threads(before) == []
 
 
 async def test_no_clock_thread_without_run_clock(own_database: str) -> None:
+    before = set(threading.enumerate())
     app = create_app(own_database, run_clock=False)
     async with AsyncTestClient(app=app):
         assert app.state.clock_thread is None
-        assert _clock_threads() == []
+        assert _clock_threads(before) == []
