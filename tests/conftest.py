@@ -8,12 +8,13 @@ Tests use unique (uuid) stream ids, so they share one database and never clean u
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from service.api.edge import Edge
-from service.store.database import provide_test_database_url
+from service.store.database import drop_database, ensure_database, provide_test_database_url
 from service.store.events import EventStore
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
@@ -46,6 +47,17 @@ async def pool(database_url: str) -> AsyncIterator[Pool]:
         yield pool
     finally:
         await pool.close()
+
+
+@pytest.fixture
+def own_database(database_url: str) -> Iterator[str]:
+    """A database no other test holds connections to, so its sessions can be counted
+    (`tests.sessions.open_sessions`)."""
+    name = f"swarm_own_{uuid.uuid4().hex[:8]}"
+    url = ensure_database(database_url, name)
+    migrate(url)
+    yield url
+    drop_database(database_url, name)
 
 
 @pytest.fixture

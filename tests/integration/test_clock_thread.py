@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -22,28 +20,8 @@ from litestar.testing import AsyncTestClient
 from service import metrics
 from service.api import clock_thread
 from service.api.app import create_app
-from service.store.database import drop_database, ensure_database
-from service.store.migrate import migrate
 from tests.e2e.api_client import Api
-
-
-@pytest.fixture
-def own_database(database_url: str) -> Iterator[str]:
-    name = f"swarm_clock_thread_{uuid.uuid4().hex[:8]}"
-    url = ensure_database(database_url, name)
-    migrate(url)
-    yield url
-    drop_database(database_url, name)
-
-
-def _sessions(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "select count(*) from pg_stat_activity "
-            "where datname = current_database() and pid <> pg_backend_pid()"
-        ).fetchone()
-        assert row is not None
-        return int(row[0])
+from tests.sessions import open_sessions
 
 
 def _clock_threads(before: set[threading.Thread]) -> list[str]:
@@ -138,9 +116,9 @@ async def test_the_clock_fires_on_time_while_the_request_loop_is_blocked(
     assert _clock_threads(before) == []
     assert not app.state.clock_thread.thread.is_alive()
     until = time.monotonic() + 3
-    while _sessions(own_database) and time.monotonic() < until:
+    while open_sessions(own_database) and time.monotonic() < until:
         await asyncio.sleep(0.05)
-    assert _sessions(own_database) == 0
+    assert open_sessions(own_database) == 0
 
 
 async def test_startup_fails_when_the_clock_threads_pool_cannot_open(

@@ -13,41 +13,17 @@ import signal
 import socket
 import threading
 import time
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
 
-from service.store.database import drop_database, ensure_database
-from service.store.migrate import migrate
 from tests.ops.players import Person
+from tests.sessions import open_sessions
 
 pytestmark = pytest.mark.slow
 
 STREAMS = 6
-
-
-@pytest.fixture
-def own_database(database_url: str) -> Iterator[str]:
-    """A database no other test holds connections to, so its sessions can be counted."""
-    name = f"swarm_shutdown_{uuid.uuid4().hex[:8]}"
-    url = ensure_database(database_url, name)
-    migrate(url)
-    yield url
-    drop_database(database_url, name)
-
-
-def _sessions(url: str) -> int:
-    with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(
-            "select count(*) from pg_stat_activity "
-            "where datname = current_database() and pid <> pg_backend_pid()"
-        ).fetchone()
-        assert row is not None
-        return int(row[0])
 
 
 def _follow(url: str, token: str, game: str, out: dict[str, Any]) -> None:
@@ -116,5 +92,5 @@ def test_shutdown_ends_streams_and_finishes_requests(
         assert "retry: 1000" in follower["lines"], follower["lines"][-5:]
     assert "Traceback" not in log and "CancelledError" not in log, log[-3000:]
     assert "stopped: clock, listener and pool closed" in log
-    assert _sessions(own_database) == 0  # pool and listener connections all closed
+    assert open_sessions(own_database) == 0  # pool and listener connections all closed
     print(f"{signal.Signals(sig).name}: exited in {took:.2f} s with {STREAMS} streams open")
