@@ -24,10 +24,13 @@ $(AXE): tests/browser/package-lock.json
 
 # The browser tests (tests/browser/) need Debian's Chromium at /usr/bin/chromium; without it
 # they are skipped, and both this line and pytest's summary say so in red.
+# The suite runs on TEST_WORKERS processes (pytest-xdist), each with its own database; a test
+# waits on clocks, servers and the browser more than it computes, so two halve the time here.
+TEST_WORKERS ?= 2
 test: $(VENV)/.installed $(AXE)
 	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
 	  "WARNING: /usr/bin/chromium is missing: the browser tests will be SKIPPED (apt-get install chromium)"
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 
 # The same suite in tiers, by folder (tests/unit/test_tiers.py checks that every test folder is
 # in exactly one): unit (the pure domain, the in-memory store and moves played on it: seconds, no
@@ -105,9 +108,11 @@ faults: $(VENV)/.installed
 documents: $(VENV)/.installed
 	$(PY) -m service documents
 
-# schemathesis at volume: 10,000 generated requests per generation mode.
+# schemathesis at volume: 10,000 generated requests per generation mode; and 1,000 names drawn
+# from the document's pattern (60 in `make test`).
 fuzz: $(VENV)/.installed
 	SCHEMATHESIS_EXAMPLES=10000 $(PY) -m pytest -q tests/contract/test_schemathesis.py
+	SWARM_NAME_EXAMPLES=1000 $(PY) -m pytest -q tests/unit/test_names.py
 
 # The leak test at volume: 200 random online games instead of the 12 in `make test`.
 leaks: $(VENV)/.installed

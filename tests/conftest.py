@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
@@ -78,6 +79,15 @@ Edge.__init__ = _recording_edge  # type: ignore[method-assign]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:
+        # A pytest-xdist worker (`make test`): it hands what it saw to the controller, which
+        # checks what all of them saw (`pytest_testnodedown`, then this hook there).
+        worker_output["problem_codes"] = (
+            sorted(problem_codes.OBSERVED),
+            sorted(problem_codes.TITLED),
+        )
+        return
     wrong = problem_codes.undeclared(problem_codes.OBSERVED)
     wrong += problem_codes.mistitled(problem_codes.TITLED)
     if wrong:
@@ -92,3 +102,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             for line in wrong:
                 reporter.write_line(f"  {line}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """pytest-xdist's controller: a worker finished; keep the problem codes it saw."""
+    observed, titled = node.workeroutput.get("problem_codes", ([], []))
+    problem_codes.OBSERVED.update((op, int(status), code) for op, status, code in observed)
+    problem_codes.TITLED.update((code, title) for code, title in titled)

@@ -65,7 +65,12 @@ class StreamFollower:
     async def _run(
         self, client: httpx.AsyncClient, path: str, headers: dict[str, str], params: Any
     ) -> None:
-        async with client.stream("GET", path, params=params, headers=headers) as response:
+        # No read deadline: a table's stream is quiet while its game is played (heartbeats come
+        # every 60 s here), and the test's own OVERALL timeout bounds the wait.
+        quiet_ok = httpx.Timeout(10.0, read=None)
+        async with client.stream(
+            "GET", path, params=params, headers=headers, timeout=quiet_ok
+        ) as response:
             assert response.status_code == 200, (self.name, response.status_code)
             assert response.headers["content-type"].startswith("text/event-stream")
             async for message in sse_messages(response):

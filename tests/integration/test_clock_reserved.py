@@ -18,7 +18,7 @@ from service.store.postgres import postgres_ports
 
 class FakeClock:
     def __init__(self) -> None:
-        # Two years ahead: no other test's timer is due by it before this one moves it.
+        # Two years ahead of every timer this test did not make.
         self.now = datetime.now(UTC) + timedelta(days=730)
 
     def __call__(self) -> datetime:
@@ -26,9 +26,11 @@ class FakeClock:
 
 
 @pytest.fixture
-async def pools(database_url: str) -> AsyncIterator[tuple[Pool, Pool]]:
-    requests = await open_pool(database_url, min_size=1, max_size=1, acquire_timeout=0.2)
-    reserved = await open_pool(database_url, min_size=1, max_size=4)
+async def pools(own_database: str) -> AsyncIterator[tuple[Pool, Pool]]:
+    # A database of its own: the timers other tests left behind (their clocks far ahead too)
+    # are not due in it, so the one it fires is this test's.
+    requests = await open_pool(own_database, min_size=1, max_size=1, acquire_timeout=0.2)
+    reserved = await open_pool(own_database, min_size=1, max_size=4)
     try:
         yield requests, reserved
     finally:
