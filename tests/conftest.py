@@ -88,6 +88,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             sorted(problem_codes.TITLED),
         )
         return
+    # The titles of refusals come from their classes (`title_of`): an xdist controller ran no
+    # test, so it imports the app (and with it every refusal) itself.
+    import service.api.app  # noqa: F401
+
     wrong = problem_codes.undeclared(problem_codes.OBSERVED)
     wrong += problem_codes.mistitled(problem_codes.TITLED)
     if wrong:
