@@ -25,7 +25,7 @@ $(AXE): tests/browser/package-lock.json
 # The browser tests (tests/browser/) need Debian's Chromium at /usr/bin/chromium; without it
 # they are skipped, and both this line and pytest's summary say so in red.
 # The suite runs on TEST_WORKERS processes (pytest-xdist), each with its own database; a test
-# waits on clocks, servers and the browser more than it computes, so two halve the time here.
+# waits on clocks, servers and the browser more than it computes: two take 0.62 of the time here.
 TEST_WORKERS ?= 2
 test: $(VENV)/.installed $(AXE)
 	@test -x /usr/bin/chromium || printf '\033[1;31m%s\033[0m\n' \
