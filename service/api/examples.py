@@ -22,7 +22,7 @@ from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.history import StateAt
 from service.usecases.streams import visible_events
 
