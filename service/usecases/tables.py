@@ -49,7 +49,7 @@ from service.domain.tables import (
     should_start_when_full,
 )
 from service.domain.views import GameView, game_view
-from service.store.events import DuplicateCommand
+from service.store.log import DuplicateCommand
 from service.store.rows import ListedTable
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
