@@ -53,6 +53,7 @@ def requests() -> dict[str, dict[str, Any]]:
                 "A buy-in table of 2 with a faster clock",
                 {"seats": 2, "stake": 100, "turn_seconds": 15, "choice_seconds": 8},
             ),
+            "rated": _example("A rated table of 6", {"seats": 6, "rated": True}),
         },
         "joinTable": {"no_seed": no_seed, "seed": seed},
         "startGame": {"no_seed": no_seed, "seed": seed},
@@ -199,6 +200,7 @@ def responses() -> dict[str, Any]:
         "game": _json(mid),
         "next_game": None,
         "your_seed": None,
+        "rated": False,
     }
     session = {
         "player_id": PLAYER_ID,

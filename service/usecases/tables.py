@@ -181,7 +181,13 @@ class Tables:
         return await self._open(player, TableDecision(events=[opened], cause="open", deal=deal))
 
     async def create_table(
-        self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
+        self,
+        player: Player,
+        capacity: int,
+        stake: int,
+        clock: ClockSettings | None,
+        *,
+        rated: bool = False,
     ) -> TableSeen:
         """An online table with the caller as host in seat 1 (their buy-in held, if any), up
         to `MAX_OPEN_TABLES` hosted at once. One player's openings take turns on an instance,
@@ -198,6 +204,7 @@ class Tables:
                 clock,
                 registered=player.registered,
                 hosting=hosting,
+                rated=rated,
             )
 
             hold = await self._hold(player, table_id, stake)
