@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -136,3 +136,13 @@ browser-deps: $(AXE)
 
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots
+
+# A Citus cluster (a coordinator and two workers, each in a network namespace of its own when
+# run as root, else on ports of 127.0.0.1; deploy/citus-cluster.sh): needs Debian's PostgreSQL 15
+# with Citus 13 (../shared/citus/build.sh builds it). `deploy/citus-cluster.sh env` prints its
+# DATABASE_URL.
+citus-up:
+	deploy/citus-cluster.sh up
+
+citus-down:
+	deploy/citus-cluster.sh down
