@@ -23,7 +23,7 @@ from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.history import StateAt
 from service.usecases.streams import visible_events
 
@@ -53,6 +53,7 @@ def requests() -> dict[str, dict[str, Any]]:
                 "A buy-in table of 2 with a faster clock",
                 {"seats": 2, "stake": 100, "turn_seconds": 15, "choice_seconds": 8},
             ),
+            "rated": _example("A rated table of 6", {"seats": 6, "rated": True}),
         },
         "joinTable": {"no_seed": no_seed, "seed": seed},
         "startGame": {"no_seed": no_seed, "seed": seed},
@@ -199,6 +200,7 @@ def responses() -> dict[str, Any]:
         "game": _json(mid),
         "next_game": None,
         "your_seed": None,
+        "rated": False,
     }
     session = {
         "player_id": PLAYER_ID,

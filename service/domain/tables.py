@@ -13,7 +13,6 @@ dealt at the table numbers its seats the same way. The events themselves are in
 `table_events.py` (re-exported here); the commit-reveal rules for seeds are in `seeds.py`.
 """
 
-# ruff: noqa: F405  (the events come from table_events.py by a re-exporting star import)
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -27,10 +26,28 @@ from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.errors import IllegalMove, InvalidMove
 from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo, SeatKind
-
-# The events, re-exported: callers read a table's whole vocabulary from here.
-from service.domain.table_events import *  # noqa: F403
-from service.domain.table_events import TableEventUnion
+from service.domain.table_events import (
+    BuyInHeld,
+    BuyInReturned,
+    GameFinished,
+    GameOpened,
+    GamePrepared,
+    HostChanged,
+    PotFormed,
+    PotSettled,
+    SeatFreed,
+    SeatTaken,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    SeedsClosed,
+    SeedWithheld,
+    Stake,
+    TableClosedEvent,
+    TableEventUnion,
+    TableMode,
+    TableOpened,
+)
 
 TableStatus = Literal["open", "playing", "between_games", "closed"]
 
@@ -137,6 +154,7 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     capacity: int = 0
     stake: int = 0
     clock: ClockSettings | None = None
+    rated: bool = False  # its games change the ratings of the people with accounts
     games: tuple[str, ...] = ()
     playing: bool = False  # the current game is being played
     closed: bool = False
@@ -227,6 +245,7 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 capacity=event.capacity or len(seats),
                 stake=event.stake,
                 clock=event.clock,
+                rated=event.rated,
                 version=version,
             )
         case SeatTaken():
@@ -335,8 +354,10 @@ def decide_open(
     *,
     registered: bool = False,
     hosting: int = 0,
+    rated: bool = False,
 ) -> list[TableEventUnion]:
-    """Open an online table; `hosting`: how many open online tables the host has already."""
+    """Open an online table; `hosting`: how many open online tables the host has already;
+    `rated`: its games change ratings (a guest may open one, and is not rated at it)."""
     if not MIN_PLAYERS <= capacity <= MAX_PLAYERS:
         raise InvalidTable(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
     if hosting >= MAX_OPEN_TABLES:
@@ -356,6 +377,7 @@ def decide_open(
             capacity=capacity,
             stake=stake,
             clock=clock,
+            rated=rated,
         )
     ]
 
@@ -494,7 +516,7 @@ class SeedsAreClosed(IllegalMove):
     title = "The deal is waiting for committed seeds to be revealed"
 
 
-def _seeding(state: TableState, player_id: str) -> str:
+def seeding(state: TableState, player_id: str) -> str:
     """The prepared game a seated person may seed now; raises otherwise."""
     _require_open(state)
     if state.seat_of(player_id) is None:
@@ -507,7 +529,7 @@ def _seeding(state: TableState, player_id: str) -> str:
 def decide_contribute(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
     """A seated person's seed for the prepared game, once its commitment is public, until seeds
     are closed."""
-    game_id = _seeding(state, player_id)
+    game_id = seeding(state, player_id)
     if state.seeds_closed:
         raise SeedsAreClosed("Seeds are closed: the deal waits for the committed ones.")
     return [SeedContributed(game_id=game_id, player_id=player_id, seed=seed)]

@@ -22,19 +22,16 @@ from service.domain.chain import CHAIN_V1
 from service.domain.rules.events import (
     decode_event,
 )
-from service.domain.tables import (
-    TableState,
-    decode_table_event,
-    evolve_table,
-)
+from service.domain.table_events import decode_table_event
+from service.domain.tables import TableState, evolve_table
 from service.domain.views import (
     VisibleEventData,
     VisibleTableEventData,
     visible_event,
     visible_table_event,
 )
-from service.store.events import RecordedEvent
-from service.store.pool import PoolExhausted
+from service.store.log import RecordedEvent
+from service.store.port import PoolExhausted
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
 from service.usecases.repository import Repository

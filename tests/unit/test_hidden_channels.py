@@ -28,7 +28,7 @@ from service.domain.rules.events import (
 )
 from service.domain.rules.levels import LEVELS
 from service.domain.views import game_view
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.streams import head_shown, visible_events
 from tests.e2e.test_hash_attacker import attack
 
@@ -141,7 +141,14 @@ def _work(level: str, view: BeeView, monkeypatch: pytest.MonkeyPatch) -> list[ob
     return spent
 
 
-@pytest.mark.parametrize("level", [name for name, lv in LEVELS.items() if lv.seeded])
+@pytest.mark.parametrize(
+    "level",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name == "expert" else name
+        for name, lv in LEVELS.items()
+        if lv.seeded
+    ],
+)
 @pytest.mark.parametrize(("players", "turns"), [(3, 1), (5, 4)])
 def test_a_thinking_bee_spends_the_same_work_whatever_its_hand(
     level: str, players: int, turns: int, monkeypatch: pytest.MonkeyPatch
