@@ -32,7 +32,7 @@ export function setupScreen(app, container) {
   const sentence = (what) => what[0].toUpperCase() + what.slice(1) + ".";
   // a level's hint: how it picks, and its rating on the players' scale (`make bench-bees`)
   const rated = (n) => n.toLocaleString("en");
-  const hintOf = ({ description, rating }) => `${sentence(description)} Rated ${rated(rating)} (a new player starts at 1,500).`;
+  const hintOf = ({ description, rating }) => `${sentence(description)} Rated ${rated(rating)}, played against the other levels (a new player starts at 1,500).`;
   const levelHint = h("p", { class: "level-hint" }, hintOf(LEVELS.find((l) => l.name === level)));
   const levels = h(
     "div",

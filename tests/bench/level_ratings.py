@@ -13,15 +13,17 @@ service level sits as a bee of that level (so the expert knows an easy bee when 
 while MCS(100) sits as a person, as in `bees.py`.
 
 The ratings are fitted with the rating system the service uses for people
-(`service.domain.ratings`: openskill's Weng-Lin Plackett-Luce, the same model, starting
-values and `points` = mu x 60, so a new person's 1,500 is comparable): game after game, each
-seat of the field carries its level's rating then and its place by stings (seats with as many
-stings share a place); a level that played two seats takes the mean of their two updated
-ratings. A person's rating follows their latest games; a level's strength does not change, so
-its rating is the mean over `ORDERS` shuffled orders of the same games. The interval is a 95% percentile bootstrap over the games (the games
-resampled with replacement and rated again, averaged over `BOOTSTRAP_ORDERS` shuffled orders,
-`RESAMPLES` times): how much the figure depends on which games were played. The per-game results are
-kept (`--json`), so refitting costs no game.
+(`service.domain.ratings`: openskill's Weng-Lin Plackett-Luce, the same model, starting values
+and `points` = mu x 60): game after game, each seat of the field carries its level's rating
+then and its place by stings (seats with as many stings share a place); a level that played two
+seats takes the mean of their two updated ratings. No person plays in these games, so the
+ratings rank the levels among themselves (and MCS(100)); a new person's 1,500 is only the same
+starting point. A person's rating follows their latest games; a level's strength does not
+change, so its rating is the mean over `ORDERS` shuffled orders of the same games. The
+interval is a 95% percentile bootstrap over the games (the games resampled with replacement and
+rated again, averaged over `BOOTSTRAP_ORDERS` shuffled orders, `RESAMPLES` times): how much the
+figure depends on which games were played. The per-game results are kept (`--json`), so
+refitting costs no game.
 """
 
 from __future__ import annotations

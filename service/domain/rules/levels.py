@@ -67,19 +67,21 @@ class Level(NamedTuple):
     # About the CPU a decision costs, in ms (docs/benchmarks.md, "Bee players"): from
     # `THINKS_LONG_MS` on, its bees think in a worker thread, off the event loop.
     cost_ms: float
-    # Its strength as a rating on the people's scale (`service.domain.ratings`, 1,500 a new
-    # person's) with its 95% interval: what `make bench-bees` (`tests/bench/level_ratings.py`)
-    # fitted from the levels' games against each other and MCS(100), its last run.
+    # Its strength as a rating by the system that rates people (`service.domain.ratings`, a
+    # new person starts at 1,500) with its 95% interval: what `make bench-bees`
+    # (`tests/bench/level_ratings.py`) fitted from the levels' games against each other and
+    # MCS(100), its last run (no person plays in them: it ranks the levels among themselves).
     rating: Rated
 
 
-# The last fit of `make bench-bees` (`tests/bench/level_ratings.py`, which prints this line;
-# docs/benchmarks.md, "Bee players"): each level's rating [95% interval].
+# The last fit of `make bench-bees` (`tests/bench/level_ratings.py`, which prints these values;
+# docs/benchmarks.md, "Bee players"): each level's rating [95% interval], from 100 games at 4
+# seats and 30 at 8 of the four levels and MCS(100) (rated 1,422 [1,241, 1,603]), 7 Dec 2026.
 RATINGS = {
-    "easy": Rated(0, 0, 0),
-    "medium": Rated(0, 0, 0),
-    "hard": Rated(0, 0, 0),
-    "expert": Rated(0, 0, 0),
+    "easy": Rated(1179, 1005, 1361),
+    "medium": Rated(1238, 1059, 1428),
+    "hard": Rated(1790, 1597, 1957),
+    "expert": Rated(1835, 1663, 2002),
 }
 
 
@@ -179,6 +181,7 @@ def levels_described() -> str:
     older = ", ".join(f"`{old}` for `{new}`" for old, new in ALIASES.items())
     return (
         f"{offered}. Older names, still accepted and recorded as sent: {older}. A level's"
-        " rating [95% interval] is on the scale of people's ratings (a new player's is 1,500),"
-        " fitted by `make bench-bees` from the levels' games against each other"
+        " rating [95% interval] is fitted by `make bench-bees` with the system that rates"
+        " people (a new player starts at 1,500), from games among the levels and a plain Monte"
+        " Carlo player only, so it ranks the levels against each other"
     )
