@@ -19,9 +19,9 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
+from service.domain.rules.cards import TURNS, pile_stings, stings
 from service.domain.rules.clock import IDLE_TURNS_TO_ABANDON
-from service.domain.rules.engine import GameState, evolve, initial_state
+from service.domain.rules.engine import GameState, evolve, initial_state, is_sixth
 from service.domain.rules.events import (
     BeeLanded,
     Chooser,
@@ -396,7 +396,7 @@ def describe(shown: VisibleEventData, before: GameState, after: GameState) -> St
                         f"{_standing(after, shown.seat)}."
                     ),
                 )
-            count = len(after.stems[shown.stem - 1])
+            on = after.stems[shown.stem - 1]
             return Step(
                 version=version,
                 kind="landing",
@@ -405,12 +405,8 @@ def describe(shown: VisibleEventData, before: GameState, after: GameState) -> St
                 bee=shown.bee,
                 stem=shown.stem,
                 text=(
-                    f"{name}'s {shown.bee} lands on stem {shown.stem} ({count} bees"
-                    + (
-                        ": full, the next bee here is the sixth)."
-                        if count >= STEM_CAPACITY
-                        else ")."
-                    )
+                    f"{name}'s {shown.bee} lands on stem {shown.stem} ({len(on)} bees"
+                    + (": full, the next bee here is the sixth)." if is_sixth(on) else ").")
                 ),
             )
         case StemChoiceRequired():
