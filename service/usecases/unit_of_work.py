@@ -265,10 +265,13 @@ class UnitOfWork:
         rows += [OwedTransfer(transfer=t) for t in self.transfers]
         for player_id, (loaded, recorded) in self._records.items():
             stats = loaded.stats
+            rating = loaded.rating
             for event in recorded:
                 if isinstance(event, GameRecorded):
                     stats = record_game(stats, event.record)
-            rows.append(Standing.of(player_id, loaded.name, stats))
+                else:
+                    rating = event.after
+            rows.append(Standing.of(player_id, loaded.name, stats, rating))
         if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:
