@@ -14,7 +14,8 @@ from service.domain.ledger import Badge, badges
 from service.domain.ratings import Rating
 from service.domain.rules.cards import TURNS
 from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo
-from service.domain.tables import TableMode, TableStatus
+from service.domain.table_events import TableMode
+from service.domain.tables import TableStatus
 from service.domain.views import GameView, ViewPhase, view_phase
 from service.store.rows import ListedTable
 from service.usecases.my_games import Seated

@@ -18,7 +18,8 @@ from service.domain.ledger import PlayerStats, WalletState
 from service.domain.ratings import NEW, Rating
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.events import BeeLevel
-from service.domain.tables import TableMode, TableState, TableStatus
+from service.domain.table_events import TableMode
+from service.domain.tables import TableState, TableStatus
 from service.domain.transfers import TransferUnion
 
 

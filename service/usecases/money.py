@@ -37,16 +37,15 @@ import structlog
 from service.domain.ledger import StakeReleased, decide_hold, decode_wallet_event, split_pot
 from service.domain.players import GameRecorded, game_records
 from service.domain.rules.engine import GameState
-from service.domain.tables import (
+from service.domain.table_events import (
     BuyInHeld,
     BuyInReturned,
     PotFormed,
     PotSettled,
     Stake,
-    decide_buy_in,
-    decide_return_buy_in,
     decode_table_event,
 )
+from service.domain.tables import decide_buy_in, decide_return_buy_in
 from service.domain.transfers import (
     CommitStake,
     GrantReward,

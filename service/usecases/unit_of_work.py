@@ -35,13 +35,13 @@ from service.domain.rules.events import (
     TurnStarted,
     event_type,
 )
-from service.domain.table_events import SeedContributed, SeedRevealed
-from service.domain.tables import (
+from service.domain.table_events import (
+    SeedContributed,
+    SeedRevealed,
     TableEventUnion,
-    TableState,
-    evolve_table,
     table_event_type,
 )
+from service.domain.tables import TableState, evolve_table
 from service.domain.transfers import TransferUnion
 from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
