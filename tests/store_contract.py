@@ -116,8 +116,8 @@ class EventLogContract:
 
     async def test_data_is_stored_as_jsonb_and_returned_as_json_bytes(self, log: EventLog) -> None:
         stream = new_stream()
-        payload = {"b": [1, 2, {"c": None}], "a": "é ✓", "big": 2**53 + 1}
-        [recorded] = await log.append(StreamAppend(stream, 0, [event(**payload)]))
+        payload: dict[str, object] = {"b": [1, 2, {"c": None}], "a": "é ✓", "big": 2**53 + 1}
+        [recorded] = await log.append(StreamAppend(stream, 0, [event("Happened", **payload)]))
         assert isinstance(recorded.data, bytes)
         assert msgspec.json.decode(recorded.data) == payload
         [read] = await log.read_stream(stream)
