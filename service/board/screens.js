@@ -160,12 +160,14 @@ export function setupScreen(app, container) {
 
 // --- identity: guest name, login, register -----------------------------------------------------
 
-export function identityCard(app, after) {
+// `lead`: what brought this person here (a link someone shared), said above the name box.
+export function identityCard(app, after, { lead } = {}) {
   const name = h("input", { type: "text", name: "guest-name", maxlength: 40, required: true, placeholder: "Your name" });
   return h(
     "section",
     { class: "card identity" },
     h("h2", {}, "Who's playing?"),
+    lead ? h("p", { class: "lead" }, lead) : null,
     h(
       "form",
       {
