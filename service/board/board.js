@@ -145,5 +145,11 @@ const top = document.querySelector("header.top");
 const measure = () => document.documentElement.style.setProperty("--header-h", `${Math.ceil(top.getBoundingClientRect().height)}px`);
 new ResizeObserver(measure).observe(top);
 measure();
+// A menu too wide for its row (a game on a phone) scrolls: its edge fades while more lies past it.
+const nav = top.querySelector("nav");
+const moreRight = () => nav.classList.toggle("more-right", nav.scrollLeft + nav.clientWidth < nav.scrollWidth - 1);
+nav.addEventListener("scroll", moreRight, { passive: true });
+new ResizeObserver(moreRight).observe(nav);
+window.addEventListener("hashchange", () => requestAnimationFrame(moreRight));
 window.swarmBoard = app; // for people poking at it in the console
 app.route();
