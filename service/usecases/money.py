@@ -29,6 +29,7 @@ import contextlib
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, timedelta
+from functools import partial
 from typing import Literal
 
 import structlog
@@ -36,20 +37,20 @@ import structlog
 from service.domain.ledger import StakeReleased, decide_hold, decode_wallet_event, split_pot
 from service.domain.players import GameRecorded, game_records
 from service.domain.rules.engine import GameState
-from service.domain.tables import (
+from service.domain.table_events import (
     BuyInHeld,
     BuyInReturned,
     PotFormed,
     PotSettled,
     Stake,
-    decide_buy_in,
-    decide_return_buy_in,
     decode_table_event,
 )
+from service.domain.tables import decide_buy_in, decide_return_buy_in
 from service.domain.transfers import (
     CommitStake,
     GrantReward,
     PayPot,
+    RateGame,
     ReleaseStake,
     TransferUnion,
     decide_delivery,
@@ -59,6 +60,7 @@ from service.domain.views import PotView, RewardView, pot_view, reward_view
 from service.store.log import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
+from service.usecases.ratings import field_of, rate, rating_transfers
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
@@ -106,18 +108,17 @@ class Money:
     async def hold(self, player: Player, table_id: str, stake: int) -> Hold:
         """Hold `stake` in the caller's wallet for `table_id` (raises `InsufficientCoins`)."""
         hold = Hold(player.player_id, table_id, str(uuid.uuid4()), stake)
-
-        async def attempt() -> None:
-            uow = UnitOfWork(self.repository)
-            wallet = await uow.wallet(player.player_id)
-            await uow.wallet_events(
-                player.player_id, decide_hold(wallet, table_id, stake, hold.hold_id)
-            )
-            await uow.commit({"actor": player.player_id, "causation": "hold_stake"})
-
         async with self.turns.turn(stream("wallet", player.player_id)):
-            await until_applied(attempt, what="wallet")
+            await until_applied(partial(self._hold_once, hold), what="wallet")
         return hold
+
+    async def _hold_once(self, hold: Hold) -> None:
+        """Load the wallet, decide the hold, append."""
+        uow = UnitOfWork(self.repository)
+        wallet = await uow.wallet(hold.player_id)
+        events = decide_hold(wallet, hold.table_id, hold.amount, hold.hold_id)
+        await uow.wallet_events(hold.player_id, events)
+        await uow.commit({"actor": hold.player_id, "causation": "hold_stake"})
 
     def take_buy_in(self, uow: UnitOfWork, hold: Hold) -> None:
         """The table's side of a sit-down: count the held stake towards the pot, or (the table
@@ -129,31 +130,28 @@ class Money:
         """A hold its table never took: record it given back under the hold's command id, so a
         sit-down still on its way can no longer take it, and release it. False when the table
         had decided it already (taken it, or given it back before)."""
-
-        async def attempt() -> list[TransferUnion]:
-            # Also a table whose opening was cut short after the hold: its stream then holds
-            # this give-back only, which is no table (Repository.table).
-            table = await self.repository.table(hold.table_id, unopened=True)
-            uow = UnitOfWork(self.repository, table)
-            self._table_money(
-                uow,
-                BuyInReturned(
-                    player_id=hold.player_id,
-                    hold_id=hold.hold_id,
-                    amount=hold.amount,
-                    reason="not_taken",
-                ),
-            )
-            await uow.commit({"actor": actor, "causation": "give_back_hold"}, command=hold.command)
-            return uow.transfers
-
         async with self.turns.turn(stream("table", hold.table_id)):
             try:
+                attempt = partial(self._give_back_once, hold, actor)
                 transfers = await until_applied(attempt, what="table")
             except DuplicateCommand:
                 return False
         await self.deliver(transfers)
         return True
+
+    async def _give_back_once(self, hold: Hold, actor: str) -> list[TransferUnion]:
+        """Load the table, give the hold back on it, append under the hold's command id
+        (`DuplicateCommand` if the table decided it before); what the wallet is owed."""
+        # Also a table whose opening was cut short after the hold: its stream then holds this
+        # give-back only, which is no table (Repository.table).
+        table = await self.repository.table(hold.table_id, unopened=True)
+        uow = UnitOfWork(self.repository, table)
+        returned = BuyInReturned(
+            player_id=hold.player_id, hold_id=hold.hold_id, amount=hold.amount, reason="not_taken"
+        )
+        self._table_money(uow, returned)
+        await uow.commit({"actor": actor, "causation": "give_back_hold"}, command=hold.command)
+        return uow.transfers
 
     def return_stake(self, uow: UnitOfWork, player_id: str) -> None:
         """As `player_id` leaves `uow.table` before its first deal, their stake goes back."""
@@ -228,14 +226,22 @@ class Money:
     async def reward(self, uow: UnitOfWork, game: GameState) -> None:
         """Coins and XP for every person with an account who finished an online game (more
         for the winners; the coins up to the daily cap, counted on the day the game ended), and
-        the game on their record; leavers and solo games earn nothing."""
+        the game on their record; leavers and solo games earn nothing. At a rated table, every
+        person with an account who played it, leavers too, is owed a rating change
+        (`usecases.ratings`)."""
         if uow.table.mode != "online" or game.end_reason not in (
             "finished",
             "last_person_standing",
         ):
             return
+        people = [s.info.player_id for s in game.seats if not s.is_bee and s.info.player_id]
+        holders = await self.accounts.holders([p for p in people if p is not None])
+        if uow.table.rated:
+            field = await field_of(self.repository, game, holders)
+            for transfer in rating_transfers(game, uow.table.table_id, field):
+                uow.transfer(transfer)
         finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
-        holders = await self.accounts.holders([pid for pid in finishers if pid is not None])
+        holders = [pid for pid in holders if pid in finishers]
         day = self.ctx.clock().astimezone(UTC).date().isoformat()
         for player_id in holders:
             seat = finishers[player_id]
@@ -320,28 +326,32 @@ class Money:
         """One transfer into its wallet (and a reward onto the record), once: the append's
         command id is the transfer's, so a second delivery is a duplicate that changes
         nothing. A wallet event and a record of one person are one shard: one append."""
-        player_id = transfer.player_id
-        # The command goes on a stream this delivery appends to: a reward always records the
-        # game on the player's record, whatever the daily cap leaves of its coins.
-        kind = "player" if isinstance(transfer, GrantReward) else "wallet"
-        command = (stream(kind, player_id), transfer.transfer_id)
+        async with self.turns.turn(stream("wallet", transfer.player_id)):
+            await until_applied(partial(self._deliver_once, transfer), what="wallet")
 
-        async def attempt() -> None:
-            uow = UnitOfWork(self.repository)
+    async def _deliver_once(self, transfer: TransferUnion) -> None:
+        """Load the wallet (or, for a rating, the record), decide the delivery, append (a
+        duplicate: delivered before)."""
+        player_id = transfer.player_id
+        uow = UnitOfWork(self.repository)
+        if isinstance(transfer, RateGame):
+            await rate(uow, transfer)
+        else:
             events = decide_delivery(await uow.wallet(player_id), transfer)
             if isinstance(transfer, GrantReward):
                 await uow.record(player_id, GameRecorded(record=transfer.record))
             elif not events:
-                # A stake the wallet does not hold: a bug if it ever happens, and nothing to do.
+                # A stake the wallet does not hold: a bug if it ever happens; nothing to do.
                 log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
                 return
             await uow.wallet_events(player_id, events)
-            metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
-            with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
-                await uow.commit(metadata, command=command)
-
-        async with self.turns.turn(stream("wallet", player_id)):
-            await until_applied(attempt, what="wallet")
+        # The command goes on a stream this delivery appends to: a reward always records the
+        # game on the player's record, whatever the daily cap leaves of its coins; a rating
+        # change is on the record alone.
+        kind = "player" if isinstance(transfer, GrantReward | RateGame) else "wallet"
+        metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
+        with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
+            await uow.commit(metadata, command=(stream(kind, player_id), transfer.transfer_id))
 
     async def relay_due(self, *, after: timedelta = RELAY_AFTER, limit: int = 50) -> int:
         """Deliver transfers left in the outbox (for longer than `after`). Several instances
@@ -381,24 +391,26 @@ class Money:
         return released
 
     async def _release_legacy(self, player_id: str) -> bool:
-        async def attempt() -> bool:
-            uow = UnitOfWork(self.repository)
-            wallet = await uow.wallet(player_id)
-            # Read after the wallet: a hold appended in between makes the append below
-            # conflict (and this decide again), so no hold with an id is taken for a legacy one.
-            with_ids = await self.holds.held_by_table(player_id)
-            events = [
-                StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
-                for table_id, amount in wallet.holds
-                if amount > with_ids.get(table_id, 0)
-            ]
-            if events:
-                await uow.wallet_events(player_id, events)
-                await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
-            return bool(events)
-
         async with self.turns.turn(stream("wallet", player_id)):
-            return await until_applied(attempt, what="wallet")
+            return await until_applied(partial(self._release_legacy_once, player_id), what="wallet")
+
+    async def _release_legacy_once(self, player_id: str) -> bool:
+        """Load the wallet and its holds with ids, release what they do not account for,
+        append; whether there was any."""
+        uow = UnitOfWork(self.repository)
+        wallet = await uow.wallet(player_id)
+        # Read after the wallet: a hold appended in between makes the append below conflict
+        # (and this decide again), so no hold with an id is taken for a legacy one.
+        with_ids = await self.holds.held_by_table(player_id)
+        events = [
+            StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
+            for table_id, amount in wallet.holds
+            if amount > with_ids.get(table_id, 0)
+        ]
+        if events:
+            await uow.wallet_events(player_id, events)
+            await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
+        return bool(events)
 
     async def run(self) -> None:
         """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,
