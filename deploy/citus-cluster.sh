@@ -9,6 +9,8 @@
 #   deploy/citus-cluster.sh down          # stop every node, remove the namespaces and the data
 #   deploy/citus-cluster.sh env           # DATABASE_URL=... (the coordinator's swarm database)
 #   deploy/citus-cluster.sh status
+#   deploy/citus-cluster.sh database NAME # a fresh database NAME on every node, its URL printed
+#   deploy/citus-cluster.sh drop-database NAME
 #   deploy/citus-cluster.sh add-worker N  # start worker N (3) and add it to the cluster
 #   deploy/citus-cluster.sh kill N        # SIGKILL worker N's postmaster (a crash)
 #   deploy/citus-cluster.sh start N       # start node N again (after kill)
@@ -98,6 +100,7 @@ wal_level = logical
 max_replication_slots = 16
 max_wal_senders = 16
 citus.node_connection_timeout = 3000
+citus.shard_count = 8
 citus.enable_stat_counters = on
 citus.max_client_connections = 250
 log_min_messages = warning
@@ -138,12 +141,44 @@ stop_node() {
   fi
 }
 
-database() {  # the swarm database on node $1, with the citus extension
-  local i="$1"
-  if [ -z "$(psql_node "$i" postgres -c "select 1 from pg_database where datname = '$DB'")" ]; then
-    psql_node "$i" postgres -c "create database $DB"
+database() {  # database $2 (default: swarm) on node $1, with the citus extension
+  local i="$1" db="${2:-$DB}"
+  if [ -z "$(psql_node "$i" postgres -c "select 1 from pg_database where datname = '$db'")" ]; then
+    psql_node "$i" postgres -c "create database $db"
   fi
-  psql_node "$i" "$DB" -c "create extension if not exists citus"
+  psql_node "$i" "$db" -c "create extension if not exists citus"
+}
+
+new_database() {  # database $1 on every node of the cluster, its workers added, its URL printed
+  local db="$1" i
+  [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is [a-z_][a-z0-9_]*"
+  for i in $(active_nodes); do database "$i" "$db"; done
+  psql_node 0 "$db" -c "select citus_set_coordinator_host('$(host_of 0)', $(port_of 0))" >/dev/null
+  for i in $(active_nodes); do
+    [ "$i" = 0 ] && continue
+    psql_node 0 "$db" -c "select citus_add_node('$(host_of "$i")', $(port_of "$i"))" >/dev/null
+  done
+  echo "postgresql://postgres@$(host_of 0):$(port_of 0)/$db"
+}
+
+drop_database() {
+  local db="$1" i
+  [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is [a-z_][a-z0-9_]*"
+  for i in $(active_nodes); do
+    psql_node "$i" postgres -c "drop database if exists $db with (force)" >/dev/null
+  done
+}
+
+active_nodes() {  # the nodes of the swarm database's cluster: the coordinator and its workers
+  local i
+  echo 0
+  for i in $(nodes_started); do
+    [ "$i" = 0 ] && continue
+    if [ -n "$(psql_node 0 "$DB" -c "select 1 from pg_dist_node where nodename = '$(host_of "$i")'
+                                       and nodeport = $(port_of "$i") and isactive")" ]; then
+      echo "$i"
+    fi
+  done
 }
 
 add_worker() {
@@ -210,6 +245,8 @@ case "$cmd" in
   down) down ;;
   env) cat "$BASE/env" ;;
   status) status ;;
+  database) new_database "${2:?database name}" ;;
+  drop-database) drop_database "${2:?database name}" ;;
   add-worker) add_worker "${2:?worker number}"; say "worker $2 added" ;;
   kill)
     pid="$(head -1 "$BASE/node${2:?worker number}/data/postmaster.pid")"
