@@ -28,7 +28,8 @@ PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
 BASE="${SWARM_CITUS_DIR:-/tmp/swarm-citus}"
 DB="${SWARM_CITUS_DB:-swarm}"
 NET="${SWARM_CITUS_NET:-10.231.7}"      # netns mode: the bridge is .1, node i is .(10+i)
-BRIDGE="swcitus0"
+NAME="${SWARM_CITUS_NAME:-swcitus}"     # netns mode: namespaces NAME1.., bridge NAME0, veths NAMEv1..
+BRIDGE="${NAME}0"
 LOCAL_PORT="${SWARM_CITUS_PORT:-57400}"  # local mode: node i listens on 127.0.0.1:(port+i)
 WORKERS="${SWARM_CITUS_WORKERS:-2}"
 
@@ -42,8 +43,8 @@ as_postgres() {  # run a command as the postgres user (PostgreSQL refuses root)
 mode() {
   if [ -f "$BASE/mode" ]; then cat "$BASE/mode"; return; fi
   if [ -n "${SWARM_CITUS_MODE:-}" ]; then echo "$SWARM_CITUS_MODE"; return; fi  # netns or local
-  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add swcitus-probe 2>/dev/null; then
-    ip netns delete swcitus-probe
+  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add "$NAME-probe" 2>/dev/null; then
+    ip netns delete "$NAME-probe"
     echo netns
   else
     echo local
@@ -52,7 +53,7 @@ mode() {
 
 host_of() { if [ "$(mode)" = netns ]; then echo "$NET.$((10 + $1))"; else echo 127.0.0.1; fi; }
 port_of() { if [ "$(mode)" = netns ]; then echo 5432; else echo $((LOCAL_PORT + $1)); fi; }
-ns_of() { echo "swcitus$1"; }
+ns_of() { echo "$NAME$1"; }
 in_node() {  # run a command in node $1's namespace (or here, in local mode)
   local i="$1"; shift
   if [ "$(mode)" = netns ]; then ip netns exec "$(ns_of "$i")" "$@"; else "$@"; fi
@@ -71,7 +72,7 @@ network() {  # the bridge and node $1's namespace and veth pair (netns mode)
     ip addr add "$NET.1/24" dev "$BRIDGE"
     ip link set "$BRIDGE" up
   fi
-  ns="$(ns_of "$i")"; veth="swc$i"
+  ns="$(ns_of "$i")"; veth="${NAME}v$i"
   if ! ip netns list | grep -qw "$ns"; then
     ip netns add "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
@@ -256,9 +257,9 @@ case "$cmd" in
   start) start_node "${2:?node number}" ;;
   cut)
     [ "$(mode)" = netns ] || die "cut needs netns mode (root)"
-    ip link set "swc${2:?worker number}" down; say "node $2 cut off" ;;
+    ip link set "${NAME}v${2:?worker number}" down; say "node $2 cut off" ;;
   heal)
     [ "$(mode)" = netns ] || die "heal needs netns mode (root)"
-    ip link set "swc${2:?worker number}" up; say "node $2 back" ;;
+    ip link set "${NAME}v${2:?worker number}" up; say "node $2 back" ;;
   *) sed -n '2,22p' "$0"; exit 2 ;;
 esac

@@ -11,7 +11,28 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-# What each layer (a package prefix) must never import, first match wins.
+# What the store's own modules must never import: the layers above it.
+_NOT_THE_STORE = ("service.usecases", "service.api", "service.bootstrap", "service.__main__")
+# The PostgreSQL store and its driver: the in-memory store, the ports and the log's vocabulary
+# stand beside them (after pyeventsourcing's persistence.py, popo.py and postgres.py).
+_POSTGRES = (
+    "asyncpg",
+    "psycopg",
+    "service.store.events",
+    "service.store.pool",
+    "service.store.postgres",
+    "service.store.projections",
+    "service.store.credentials",
+    "service.store.outbox",
+    "service.store.reads",
+    "service.store.secrets",
+    "service.store.timers",
+    "service.store.wakeups",
+    "service.store.database",
+    "service.store.migrate",
+)
+
+# What each layer (a package prefix, or one module) must never import, first match wins.
 FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
     (
         "service.domain",
@@ -42,10 +63,12 @@ FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
             "threading",
         ),
     ),
-    (
-        "service.store",
-        ("service.usecases", "service.api", "service.bootstrap", "service.__main__"),
+    # The log's vocabulary and the ports are every store's: neither knows PostgreSQL.
+    *(
+        (module, (*_NOT_THE_STORE, *_POSTGRES))
+        for module in ("service.store.log", "service.store.port", "service.store.memory")
     ),
+    ("service.store", _NOT_THE_STORE),
     (
         "service.usecases",
         (
@@ -55,6 +78,10 @@ FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
             # no SQL driver: what a use case needs from the database goes through service.store
             "asyncpg",
             "psycopg",
+            # ...through its ports (store/port.py) and the log's vocabulary (store/log.py),
+            # never the PostgreSQL store itself
+            "service.store.events",
+            "service.store.pool",
         ),
     ),
 ]
@@ -106,6 +133,51 @@ def violations(root: Path, package: str = "service") -> list[str]:
                 seen.add((line, bad))
                 where = path.relative_to(root)
                 found.append(f"{where}:{line}: {layer} imports {imported} (forbidden: {bad})")
+    return found
+
+
+# Modules that must not load a database driver even through another module: the use cases and
+# the in-memory store run the fast tier with no driver loaded (`import service.store.memory`
+# loaded asyncpg, issue 42).
+NO_DRIVER = ("service.usecases", "service.store.memory", "service.store.port", "service.store.log")
+DRIVERS = ("asyncpg", "psycopg")
+
+
+def _graph(root: Path, package: str) -> dict[str, list[str]]:
+    """Each module under `root/package` and what it imports (absolute names, as written)."""
+    graph = {}
+    for path in sorted((root / package).rglob("*.py")):
+        module = module_name(root, path)
+        graph[module] = [name for _, name in imports_of(path, module)]
+    return graph
+
+
+def _loads(graph: dict[str, list[str]], name: str) -> list[str]:
+    """The modules importing `name` loads: the ones of `graph` it names, with their packages."""
+    parts = name.split(".")
+    return [p for p in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if p in graph]
+
+
+def driver_paths(root: Path, package: str = "service") -> list[str]:
+    """`module -> ... -> driver` for every module of `NO_DRIVER` that loads a driver, directly
+    or through other modules of the package (the first path found, shortest first)."""
+    graph = _graph(root, package)
+    found = []
+    for start in sorted(m for m in graph if any(_within(m, p) for p in NO_DRIVER)):
+        paths: dict[str, list[str]] = {start: [start]}
+        queue = [start]
+        while queue:
+            module = queue.pop(0)
+            for imported in graph[module]:
+                driver = next((d for d in DRIVERS if _within(imported, d)), None)
+                if driver is not None:
+                    found.append(" -> ".join([*paths[module], driver]))
+                    queue = []
+                    break
+                for loaded in _loads(graph, imported):
+                    if loaded not in paths:
+                        paths[loaded] = [*paths[module], loaded]
+                        queue.append(loaded)
     return found
 
 

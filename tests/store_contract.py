@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from service.domain.transfers import ReleaseStake, TransferUnion
-from service.store.events import (
+from service.store.log import (
     ConcurrencyConflict,
     DuplicateCommand,
     GuardRefused,

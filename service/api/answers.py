@@ -62,6 +62,7 @@ class TableView(msgspec.Struct, frozen=True, kw_only=True):
             published before anyone contributes a seed (docs/fairness.md); null while a game is
             being played.
         your_seed: The seed you contributed to the next game, if any.
+        rated: Its games change the ratings of the people with accounts (false: casual).
     """
 
     table_id: str
@@ -77,6 +78,7 @@ class TableView(msgspec.Struct, frozen=True, kw_only=True):
     game: GameView | None
     next_game: NextGame | None = None
     your_seed: str | None = None
+    rated: bool = False
 
 
 def table_view(seen: TableSeen) -> TableView:
@@ -105,6 +107,7 @@ def table_view(seen: TableSeen) -> TableView:
         game=seen.game,
         next_game=next_game,
         your_seed=seen.your_seed,
+        rated=table.rated,
     )
 
 

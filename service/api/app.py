@@ -47,7 +47,8 @@ from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
 from service.store.idempotency import PostgresIdempotencyRecords
-from service.store.pool import Pool, PoolExhausted, open_pool
+from service.store.pool import Pool, open_pool
+from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
 from service.usecases.context import Clock, ServerSeeds, secure_server_seed, system_clock

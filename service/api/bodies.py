@@ -112,12 +112,15 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         stake: Coins each person puts in (an account is needed); 0, the default, for a free table.
         turn_seconds: Seconds to pick each turn (20 by default).
         choice_seconds: Seconds to choose a stem when too low (10 by default).
+        rated: True: its games change the ratings of the people with accounts who play them
+            (bees and guests are not rated); false, the default: a casual table.
     """
 
     seats: PlayerCount = 4
     stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0  # 0 = a free table
     turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
     choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
+    rated: bool = False
 
 
 HASH_PATTERN = "^[0-9a-f]{64}$"

@@ -17,12 +17,13 @@ import msgspec
 from service.api.envelopes import entries
 from service.api.history_routes import GameSteps, game_state_at
 from service.api.problems import title_of
+from service.domain.analysis import BeeEstimate, TurnAnalysis, game_analysis
 from service.domain.history import moment, states, steps_of, turns_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.simulate import play_game, random_policy
 from service.domain.views import game_view
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.history import StateAt
 from service.usecases.streams import visible_events
 
@@ -52,6 +53,7 @@ def requests() -> dict[str, dict[str, Any]]:
                 "A buy-in table of 2 with a faster clock",
                 {"seats": 2, "stake": 100, "turn_seconds": 15, "choice_seconds": 8},
             ),
+            "rated": _example("A rated table of 6", {"seats": 6, "rated": True}),
         },
         "joinTable": {"no_seed": no_seed, "seed": seed},
         "startGame": {"no_seed": no_seed, "seed": seed},
@@ -198,6 +200,7 @@ def responses() -> dict[str, Any]:
         "game": _json(mid),
         "next_game": None,
         "your_seed": None,
+        "rated": False,
     }
     session = {
         "player_id": PLAYER_ID,
@@ -244,4 +247,40 @@ def responses() -> dict[str, Any]:
             ]
         },
         "health": {"status": "ok", "database": "ok"},
+        "analyseGame": _game_analysis(),
     }
+
+
+def _game_analysis() -> Any:
+    """A seat's whole game against the expert, made by the code from ten turns' answers (the
+    played bee, the expert's pick, and their estimates), so its sums and order are true."""
+    rows = (  # turn's (played, its stings, pick, its stings)
+        (88, 9.1, 88, 9.1),
+        (41, 8.75, 23, 7.2),
+        (65, 7.4, 65, 7.4),
+        (12, 6.9, 70, 4.05),
+        (99, 4.3, 99, 4.3),
+        (34, 4.6, 30, 4.1),
+        (57, 2.2, 57, 2.2),
+        (75, 1.6, 75, 1.6),
+        (3, 0.9, 80, 0.85),
+        (101, 0.0, 101, 0.0),
+    )
+    turns = [
+        TurnAnalysis(
+            game_id=GAME_ID,
+            seat=2,
+            turn=turn,
+            level="expert",
+            hand=sorted({played, pick}),
+            stems=[[5], [27], [60], [93]],
+            pick=pick,
+            played=played,
+            estimates=[
+                BeeEstimate(bee=bee, stings=stings, win=0.25, samples=480)
+                for bee, stings in sorted({(played, played_stings), (pick, pick_stings)})
+            ],
+        )
+        for turn, (played, played_stings, pick, pick_stings) in enumerate(rows, 1)
+    ]
+    return _json(game_analysis(GAME_ID, 2, turns))

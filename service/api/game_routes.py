@@ -51,7 +51,7 @@ from service.api.sse import (
     _ticket_out,
     stream_start,
 )
-from service.domain.analysis import TurnAnalysis
+from service.domain.analysis import GameAnalysis, TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
 from service.domain.rules.errors import (
     AlreadyConfirmed,
@@ -168,6 +168,32 @@ class GameController(Controller):
         409 `seat-not-playing` for a seat the game does not have or that had left by then.
         A solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
         return await service.exports.analyse_turn(str(game_id), seat, turn, player)
+
+    @get(
+        "/{game_id:uuid}/review",
+        operation_id="analyseGame",
+        summary="What each of a seat's picks cost against the expert bee's (a finished game)",
+    )
+    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying)
+    async def analyse_game(
+        self,
+        game_id: GameId,
+        service: Service,
+        player: Caller,
+        seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
+    ) -> GameAnalysis:
+        """After the game: the whole game of one seat against the expert bee level, turn by
+        turn: the bee the seat played, the bee the expert would have played, the expert's
+        estimate of the stings the seat would take from then to the end with each, and what the
+        seat's pick cost against the expert's (the first less the second, never below 0); then
+        the costs added up and the turns where the seat lost most (at most 3, the costliest
+        first). Each turn is `analyseTurn`'s answer for that seat and turn, worked out from
+        only what the seat could see then, the same every time. It costs one expert decision a
+        turn, about a second in all: one analysis runs at a time on a server (503 `overloaded`
+        with Retry-After meanwhile) and answers are kept. 409 `game-not-over` while the game
+        runs; 409 `seat-not-playing` for a seat the game does not have or that played no turn.
+        A solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
+        return await service.exports.analyse_game(str(game_id), seat, player)
 
     @get(
         "/{game_id:uuid}/verification",

@@ -24,7 +24,7 @@ from litestar.types import Message
 
 from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.tables import NotPermitted
-from service.store.events import ConcurrencyConflict
+from service.store.log import ConcurrencyConflict
 from service.usecases.errors import (
     Busy,
     Conflict,

@@ -122,9 +122,15 @@ class TableController(Controller):
         game starts when the table is full, or when the host starts it with two people or
         more. Buy-in tables (`stake` > 0) need an account and are refused until accounts
         exist. Turns are timed by the table's clock (20 s a turn, 10 s to choose a stem). A
-        player hosts at most 5 open online tables at once: 409 `too-many-tables`."""
+        player hosts at most 5 open online tables at once: 409 `too-many-tables`. A `rated`
+        table's games change the ratings of the people with accounts who play them; a casual
+        one's (the default) do not."""
         clock = ClockSettings(turn_seconds=data.turn_seconds, choice_seconds=data.choice_seconds)
-        return table_view(await service.tables.create_table(player, data.seats, data.stake, clock))
+        return table_view(
+            await service.tables.create_table(
+                player, data.seats, data.stake, clock, rated=data.rated
+            )
+        )
 
     @get(
         "/tables",

@@ -1,4 +1,5 @@
-"""What would the expert bee have played? For one seat at one turn of a finished game.
+"""What would the expert bee have played? For one seat at one turn of a finished game, and
+for every turn of one seat (`analyse_game`: what each pick cost against the expert's).
 
 The game's events are folded up to the start of that turn, and the expert level
 (`rules/expert.py`) looks at the seat's `BeeView` there: its hand then, the stems then, the bees
@@ -72,6 +73,57 @@ class TurnAnalysis(msgspec.Struct, frozen=True, kw_only=True):
     estimates: list[BeeEstimate]  # one for each bee in hand, ascending
 
 
+class TurnCost(msgspec.Struct, frozen=True, kw_only=True):
+    """One turn of a seat's game, against the expert's pick at that turn (`analyse_turn`).
+
+    Attributes:
+        turn: The turn, 1 to 10.
+        played: The bee the seat played (None if it left during the turn).
+        pick: The bee the expert would have played.
+        played_stings: The expert's estimate of the stings the seat takes from this turn to
+            the end when it plays the bee it played (None with `played`).
+        pick_stings: The same estimate for the expert's pick.
+        cost: `played_stings` less `pick_stings`, never below 0: the stings the seat's pick
+            cost against the best one (0 when it played the expert's pick; None with `played`).
+    """
+
+    turn: int
+    played: int | None  # the bee the seat played (None if it left during the turn)
+    pick: int  # the bee the expert would have played
+    # the expert's estimate of the stings the seat takes from this turn to the end when it
+    # plays the bee it played (None with `played`)
+    played_stings: float | None
+    pick_stings: float  # the same estimate for the expert's pick
+    # `played_stings` less `pick_stings`, never below 0 (None with `played`)
+    cost: float | None
+
+
+class GameAnalysis(msgspec.Struct, frozen=True, kw_only=True):
+    """The expert level's look at every decision of one seat in a finished game.
+
+    Attributes:
+        game_id: The game's id.
+        seat: A seat number, from 1.
+        level: The level that analysed: "expert".
+        turns: One for each turn the seat began with bees in hand, in order.
+        cost: The turns' costs added up: the stings the seat's picks cost in all.
+        worst: The turns where its pick cost most, at most 3, the costliest first (only turns
+            that cost something).
+    """
+
+    game_id: str
+    seat: int
+    level: str  # the level that analysed: "expert"
+    turns: list[TurnCost]  # one for each turn the seat began with bees in hand, in order
+    cost: float  # the turns' costs added up: the stings the seat's picks cost in all
+    # the turns where its pick cost most, at most 3, the costliest first (only turns that
+    # cost something)
+    worst: list[int]
+
+
+WORST_TURNS = 3
+
+
 def analysis_seed(game_id: str, seat: int, turn: int) -> bytes:
     """The analysis's seed: SHA-256 of "analysis/{game}/{seat}/{turn}". Public on purpose: the
     game is over, and anyone can check the answer by running the same decision."""
@@ -122,4 +174,68 @@ def analyse_turn(
             )
             for e in decided.estimates
         ],
+    )
+
+
+def seat_turns(events: Sequence[Event], seat: int) -> list[int]:
+    """The turns of an ended game at whose start `seat` was playing with bees in hand.
+
+    Raises `GameNotOver` while the game runs, and `SeatNotPlaying` for a seat the game does not
+    have or one that played no turn."""
+    final = fold(events)
+    if final.phase != "ended":
+        raise GameNotOver("A game is analysed once it has ended.")
+    if not 1 <= seat <= len(final.seats):
+        raise SeatNotPlaying(f"This game has seats 1 to {len(final.seats)}.")
+    state: GameState = initial_state
+    turns: list[int] = []
+    for event in events:
+        state = evolve(state, event)
+        if isinstance(event, TurnStarted) and state.seat(seat).playing and state.seat(seat).hand:
+            turns.append(event.turn)
+    if not turns:
+        raise SeatNotPlaying(f"Seat {seat} played no turn of this game.")
+    return turns
+
+
+def turn_cost(analysis: TurnAnalysis) -> TurnCost:
+    """What the seat's pick at one turn cost against the expert's (see `TurnCost`)."""
+    by_bee = {e.bee: e.stings for e in analysis.estimates}
+    pick_stings = by_bee[analysis.pick]
+    played_stings = None if analysis.played is None else by_bee[analysis.played]
+    return TurnCost(
+        turn=analysis.turn,
+        played=analysis.played,
+        pick=analysis.pick,
+        played_stings=played_stings,
+        pick_stings=pick_stings,
+        cost=None if played_stings is None else round(max(0.0, played_stings - pick_stings), 2),
+    )
+
+
+def game_analysis(game_id: str, seat: int, turns: Sequence[TurnAnalysis]) -> GameAnalysis:
+    """The whole game's look from each turn's (`analyse_turn` for each of `seat_turns`)."""
+    costs = [turn_cost(t) for t in turns]
+    costly = sorted(
+        (c for c in costs if c.cost is not None and c.cost > 0),
+        key=lambda c: (-(c.cost or 0.0), c.turn),
+    )
+    return GameAnalysis(
+        game_id=game_id,
+        seat=seat,
+        level="expert",
+        turns=costs,
+        cost=round(sum(c.cost or 0.0 for c in costs), 2),
+        worst=[c.turn for c in costly[:WORST_TURNS]],
+    )
+
+
+def analyse_game(
+    game_id: str, events: Sequence[Event], seat: int, work: int | None = None
+) -> GameAnalysis:
+    """Every turn of `seat` in an ended game against the expert's pick there: the answers of
+    `analyse_turn` for each turn, so each turn's pick and estimates are analyseTurn's."""
+    turns = seat_turns(events, seat)
+    return game_analysis(
+        game_id, seat, [analyse_turn(game_id, events, seat, turn, work) for turn in turns]
     )

@@ -58,6 +58,7 @@ class TableOpened(TableEvent, frozen=True, tag="table_opened"):
         capacity: 0 in early solo events: as many as `seats`
         stake: Coins each person puts in; 0 = a free table.
         clock: The turn clock of this table's games (None: untimed)
+        rated: Its games change the ratings of the people with accounts (false: casual)
     """
 
     table_id: str
@@ -67,6 +68,7 @@ class TableOpened(TableEvent, frozen=True, tag="table_opened"):
     capacity: int = 0  # 0 in early solo events: as many as `seats`
     stake: int = 0  # coins each person puts in; 0 = a free table
     clock: ClockSettings | None = None  # the turn clock of this table's games (None: untimed)
+    rated: bool = False  # its games change ratings (domain/ratings.py); false: casual
 
 
 class SeatTaken(TableEvent, frozen=True, tag="seat_taken"):

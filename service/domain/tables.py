@@ -137,6 +137,7 @@ class TableState(msgspec.Struct, frozen=True, kw_only=True):
     capacity: int = 0
     stake: int = 0
     clock: ClockSettings | None = None
+    rated: bool = False  # its games change the ratings of the people with accounts
     games: tuple[str, ...] = ()
     playing: bool = False  # the current game is being played
     closed: bool = False
@@ -227,6 +228,7 @@ def evolve_table(state: TableState, event: TableEventUnion) -> TableState:
                 capacity=event.capacity or len(seats),
                 stake=event.stake,
                 clock=event.clock,
+                rated=event.rated,
                 version=version,
             )
         case SeatTaken():
@@ -335,8 +337,10 @@ def decide_open(
     *,
     registered: bool = False,
     hosting: int = 0,
+    rated: bool = False,
 ) -> list[TableEventUnion]:
-    """Open an online table; `hosting`: how many open online tables the host has already."""
+    """Open an online table; `hosting`: how many open online tables the host has already;
+    `rated`: its games change ratings (a guest may open one, and is not rated at it)."""
     if not MIN_PLAYERS <= capacity <= MAX_PLAYERS:
         raise InvalidTable(f"A table has {MIN_PLAYERS} to {MAX_PLAYERS} seats.")
     if hosting >= MAX_OPEN_TABLES:
@@ -356,6 +360,7 @@ def decide_open(
             capacity=capacity,
             stake=stake,
             clock=clock,
+            rated=rated,
         )
     ]
 

@@ -14,8 +14,10 @@ row) is a duplicate command, which changes nothing; so every transfer lands exac
 | `commit_stake` | `pot_formed` | `stake_committed` |
 | `pay_pot` | `pot_settled` | `pot_paid` |
 | `grant_reward` | `game_finished` | `coins_granted` (capped a day); `game_recorded` |
+| `rate_game` | `game_finished` (a rated table) | `rating_changed` (no coins) |
 
-(`game_recorded` goes to the person's `player-<id>`, the same shard as their wallet.)
+(`game_recorded` and `rating_changed` go to the person's `player-<id>`, the same shard as their
+wallet.)
 
 Coins in flight are counted by the conservation check (`in_flight`): a committed stake sits in
 the table's pot and, until its delivery, still in the wallet's holds; a payout has left the pot
@@ -42,6 +44,7 @@ from service.domain.ledger import (
     capped_reward,
     reward,
 )
+from service.domain.ratings import Placing
 
 
 class Transfer(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
@@ -110,7 +113,24 @@ class GrantReward(Transfer, frozen=True, tag="grant_reward"):
         )
 
 
-TransferUnion = ReleaseStake | CommitStake | PayPot | GrantReward
+def rating_transfer_id(game_id: str, player_id: str) -> str:
+    """The id of the rating change a rated game owes a person (`RateGame.transfer_id`)."""
+    return f"rating:{game_id}:{player_id}"
+
+
+class RateGame(Transfer, frozen=True, tag="rate_game"):
+    """A rated game's change to one person's rating (`service.domain.ratings`): the field's
+    places and ratings as read when the game ended. No coins move."""
+
+    game_id: str
+    field: tuple[Placing, ...]
+
+    @property
+    def transfer_id(self) -> str:
+        return rating_transfer_id(self.game_id, self.player_id)
+
+
+TransferUnion = ReleaseStake | CommitStake | PayPot | GrantReward | RateGame
 
 
 def decide_delivery(wallet: WalletState, transfer: TransferUnion) -> list[WalletEventUnion]:
@@ -149,6 +169,8 @@ def decide_delivery(wallet: WalletState, transfer: TransferUnion) -> list[Wallet
                     amount=coins, reason="game_reward", game_id=transfer.game_id, day=transfer.day
                 )
             ]
+        case RateGame():
+            return []  # a rating, on the person's record (`ratings.decide_rating`), not coins
     raise AssertionError(f"unknown transfer {transfer!r}")  # pragma: no cover
 
 
@@ -170,7 +192,7 @@ def in_flight(transfers: Iterable[TransferUnion]) -> InFlight:
     return InFlight(committed=committed, paid=paid)
 
 
-Kind = Literal["release_stake", "commit_stake", "pay_pot", "grant_reward"]
+Kind = Literal["release_stake", "commit_stake", "pay_pot", "grant_reward", "rate_game"]
 
 _codec: TaggedCodec[TransferUnion] = TaggedCodec(TransferUnion)
 

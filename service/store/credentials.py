@@ -12,7 +12,8 @@ from datetime import datetime
 import asyncpg
 
 from service.store import citus
-from service.store.events import WAKEUP_CHANNEL, UniqueViolation
+from service.store.events import WAKEUP_CHANNEL
+from service.store.log import UniqueViolation
 from service.store.pool import Pool
 from service.store.projections import statement
 from service.store.rows import AccessToken, Account, TokenOwner

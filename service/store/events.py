@@ -30,7 +30,7 @@ function per append):
   otherwise: re-read and re-hash), and ``unique (stream, version)`` lets only one event ever
   take the next version. So every event is chained on the stored head before it, and two
   writers can never both extend the same head.
-  What is hashed is the data as ``jsonb`` stores it: ``_stored_canonical`` reads numbers the way
+  What is hashed is the data as ``jsonb`` stores it: ``log.stored_canonical`` reads numbers the way
   ``jsonb`` rewrites them (``1e2`` is stored as ``100``), so ``verify_stream`` recomputes the
   same bytes from ``data::text``.
 * **Readers of the whole log read behind a horizon.** Positions are allocated as inserts happen
@@ -57,13 +57,10 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import json
 import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
-from decimal import Decimal
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -72,6 +69,17 @@ import msgspec
 
 from service.domain import chain
 from service.store import citus
+from service.store.log import (
+    ConcurrencyConflict,
+    DuplicateCommand,
+    GuardRefused,
+    LogCursor,
+    RecordedEvent,
+    StreamAppend,
+    UniqueViolation,
+    hashes,
+    link,
+)
 from service.store.pool import Pool
 from service.store.projections import guard_statement, statements
 from service.store.rows import Row, TokenGuard
@@ -109,93 +117,6 @@ _COMMANDS_PKEY = "processed_commands_pkey"
 # SQLSTATEs raised by append_events_quiet (migrations/0012, 0015, 0017), and by a
 # guard such as require_token (migrations/0014_token_guard.sql).
 _DUPLICATE, _CONFLICT, _HEAD_MOVED, _GUARD = "SWDUP", "SWCON", "SWHED", "SWGRD"
-
-
-class NewEvent(msgspec.Struct, frozen=True):
-    type: str
-    data: bytes  # the event's JSON, already encoded by the caller (msgspec.json.encode)
-    # ``data`` is already ``chain.canonical_json`` of the value jsonb stores for it, an object
-    # whose ``type`` member is ``type`` (``codec.encode_canonical`` says when): its chain hash
-    # is computed from these bytes as they are, not from a parse and a second encoding.
-    canonical: bool = False
-
-
-class StreamAppend(msgspec.Struct, frozen=True):
-    stream: str
-    expected_version: int  # version the stream must be at now; 0 = the stream must not exist yet
-    events: Sequence[NewEvent]
-    # The seal keys (`chain.seal_key`, by game id) of the games whose hidden values these events
-    # hold: a game stream's own, and the games a table's seed events seed (chain v2).
-    seal_keys: Mapping[str, bytes] = {}
-    # The shard key on Citus (`service.store.citus.shard_of`): a game stream's is its table's
-    # id; by default the id in the stream's name.
-    shard: str | None = None
-
-
-class LogCursor(msgspec.Struct, frozen=True, order=True):
-    """Where a reader of the whole log is: the last event read, in ``read_all`` order."""
-
-    txid: int = 0
-    position: int = 0
-
-
-class RecordedEvent(msgspec.Struct, frozen=True):
-    position: int
-    stream: str
-    version: int
-    type: str
-    data: bytes  # raw JSON bytes as stored (jsonb::text, so normalised by PostgreSQL)
-    metadata: dict[str, Any]
-    recorded_at: datetime
-    hash: bytes = (
-        b""  # the chain hash (service/domain/chain.py); empty for rows older than the chain
-    )
-    txid: int = 0  # the writing transaction; filled in by read_all only
-    chain: int = 1  # the chain version its stream is hashed under (migration 0015)
-
-    @property
-    def cursor(self) -> LogCursor:
-        return LogCursor(self.txid, self.position)
-
-
-class ConcurrencyConflict(Exception):
-    """The stream was not at the expected version (someone else appended first)."""
-
-    def __init__(self, stream: str, expected_version: int, actual_version: int) -> None:
-        super().__init__(
-            f"stream {stream!r} is at version {actual_version}, expected {expected_version}"
-        )
-        self.stream = stream
-        self.expected_version = expected_version
-        self.actual_version = actual_version
-
-
-class GuardRefused(Exception):
-    """The append's ``guard`` refused it (SQLSTATE SWGRD); nothing was written."""
-
-
-class DuplicateCommand(Exception):
-    """This command id was already processed for the stream; nothing was written."""
-
-    def __init__(self, stream: str, command_id: str, version: int) -> None:
-        super().__init__(
-            f"command {command_id!r} on stream {stream!r} was already processed (version {version})"
-        )
-        self.stream = stream
-        self.command_id = command_id
-        self.version = version
-
-
-class UniqueViolation(asyncpg.UniqueViolationError):
-    """A statement committed with the events (``also=``) would break the unique constraint
-    ``constraint``; nothing was written. Callers tell their cases apart by the constraint's name
-    (an account's name taken, say) without importing the driver; it is still the driver's
-    ``UniqueViolationError`` for code that catches that."""
-
-    def __init__(self, constraint: str) -> None:
-        super().__init__(f"unique constraint {constraint!r} refused the write")
-        self.constraint = constraint
-        self.constraint_name = constraint
 
 
 _COLUMNS = "position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain"
@@ -240,66 +161,6 @@ _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = "{}"
 _PARAM = re.compile(r"\$(\d+)")
 _FOLDABLE = re.compile(r"(?is)^\s*(insert|update|delete)\b")
-
-
-def _jsonb_number(text: str) -> int | float:
-    """A JSON number with a fraction or an exponent, read as ``jsonb`` stores it (``numeric``:
-    plain notation, the scale kept, no sign on zero), then as Python reads that text."""
-    value = Decimal(text)
-    if value.is_zero():
-        value = abs(value)
-    plain = format(value, "f")
-    return float(plain) if "." in plain else int(plain)
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-class _HasFloat(Exception):
-    """A number with a fraction or an exponent: ``jsonb`` rewrites it, so the slow path."""
-
-
-def _has_float(raw: str) -> object:
-    raise _HasFloat
-
-
-# The fast path: msgspec's decoder and sorted encoder give the same bytes as
-# ``chain.canonical_json`` (``json.dumps(sort_keys=True, separators=(",", ":"),
-# ensure_ascii=False)``) for objects of strings, integers, booleans, nulls, arrays and objects
-# (tests/integration/test_event_store.py compares the two); a float sends the text to the slow
-# path, which reads numbers the way ``jsonb`` stores them.
-_FAST_DECODER = msgspec.json.Decoder(float_hook=_has_float)
-_SORTED_ENCODER = msgspec.json.Encoder(order="sorted")
-
-
-def _stored_value(text: str) -> tuple[Any, bool]:
-    """The JSON value ``jsonb`` will store for ``text``, and whether it holds no float (then
-    msgspec's sorted encoder gives ``chain.canonical_json``'s bytes, faster, with no walk of the
-    value to find that out)."""
-    try:
-        return _FAST_DECODER.decode(text), True
-    except (_HasFloat, msgspec.DecodeError):
-        pass
-    return json.loads(text, parse_float=_jsonb_number, parse_constant=_reject_constant), False
-
-
-def _stored_canonical(text: str) -> bytes:
-    """``chain.canonical_json`` of the text ``jsonb`` will store for ``text``, without asking
-    PostgreSQL (tests/integration/test_event_store.py checks tricky numbers against it)."""
-    value, plain = _stored_value(text)
-    return _SORTED_ENCODER.encode(value) if plain else chain.canonical_value(value)
-
-
-def _v2_body(bodies: chain.Bodies, version: int, type_: str, text: str) -> bytes:
-    """The v2 body digest of one new event (``chain.body_digest``), from its data as ``jsonb``
-    will store it."""
-    value, plain = _stored_value(text)
-    if not isinstance(value, dict):
-        raise ValueError("event data must be a JSON object")
-    return bodies.digest(
-        version, type_, value, _SORTED_ENCODER.encode if plain else chain.canonical_value
-    )
 
 
 class _Heads:
@@ -565,7 +426,7 @@ class EventStore:
                     v_col,
                     t_col,
                     d_col,
-                    self._hashes(appends, heads, meta, d_col),
+                    hashes(appends, heads, meta, d_col),
                     meta_text,
                     cmd_stream,
                     cmd_id,
@@ -637,13 +498,13 @@ class EventStore:
                     raise
             for _ in range(3):
                 heads = await self._heads_for(conn, appends)
-                hashes = self._hashes(appends, heads, meta, d_col)
+                digests = hashes(appends, heads, meta, d_col)
                 batch = citus.batch(
                     [
                         (a.stream, a.expected_version, *heads[a.stream], shards[a.stream])
                         for a in appends
                     ],
-                    list(zip(s_col, v_col, t_col, d_col, hashes, strict=True)),
+                    list(zip(s_col, v_col, t_col, d_col, digests, strict=True)),
                     meta_text,
                     None
                     if command is None or command_version is None
@@ -715,45 +576,6 @@ class EventStore:
             for stream in missing:  # a stream expected to exist that does not: v1's answer
                 heads.setdefault(stream, (None, chain.CHAIN_V1))
         return heads
-
-    @staticmethod
-    def _hashes(
-        appends: Sequence[StreamAppend],
-        heads: Mapping[str, tuple[bytes | None, int]],
-        metadata: Mapping[str, Any],
-        texts: Sequence[str] | None = None,
-    ) -> list[bytes]:
-        """What each new event's hash column gets: under v2 its body digest (the database
-        chains it as it stamps the time, migration 0015); under v1 its chain hash, continuing
-        its stream's head (``GENESIS`` for a head stored without a hash, before migration 0003:
-        such a stream fails verification anyway, "missing hash"). ``texts``: every event's data
-        decoded, in order, when the caller has them. An event whose data is canonical
-        (``NewEvent.canonical``) and hides nothing is hashed from its bytes as they are."""
-        hashes: list[bytes] = []
-        n = 0
-        for a in appends:
-            prev, scheme = heads[a.stream]
-            bodies = (
-                chain.Bodies(a.stream, metadata, a.seal_keys) if scheme == chain.CHAIN_V2 else None
-            )
-            for i, event in enumerate(a.events, start=a.expected_version + 1):
-                text = texts[n] if texts is not None else event.data.decode("utf-8")
-                n += 1
-                try:
-                    if bodies is not None:
-                        if event.canonical and not bodies.hides(event.type):
-                            hashes.append(bodies.digest_canonical(i, event.type, event.data))
-                        else:
-                            hashes.append(_v2_body(bodies, i, event.type, text))
-                        continue
-                    canonical = event.data if event.canonical else _stored_canonical(text)
-                except chain.MissingSealKey:
-                    raise
-                except ValueError as exc:
-                    raise ValueError(f"event data is not valid JSON: {exc}") from exc
-                prev = chain.event_hash(prev or chain.GENESIS, a.stream, i, event.type, canonical)
-                hashes.append(prev)
-        return hashes
 
     async def _refused(
         self,
@@ -931,17 +753,3 @@ class EventStore:
     async def last_position(self) -> int:
         """The highest position in the log; 0 when it is empty."""
         return int(await self._pool.fetchval("select coalesce(max(position), 0) from events"))
-
-
-def link(event: RecordedEvent) -> chain.ChainLink:
-    """A stored event as the hash chain sees it."""
-    return chain.ChainLink(
-        event.stream,
-        event.version,
-        event.type,
-        event.data,
-        event.hash,
-        chain=event.chain,
-        metadata=event.metadata,
-        recorded_at=event.recorded_at,
-    )

@@ -34,17 +34,17 @@ import msgspec
 
 from service.domain import chain
 from service.domain.transfers import TransferUnion
-from service.store.events import (
+from service.store.log import (
     ConcurrencyConflict,
     DuplicateCommand,
-    EventStore,
     GuardRefused,
     LogCursor,
     RecordedEvent,
     StreamAppend,
     UniqueViolation,
-    _stored_value,
+    hashes,
     link,
+    stored_value,
 )
 from service.store.port import Ports
 from service.store.rows import (
@@ -259,7 +259,7 @@ class InMemoryEventStore:
                 raise ConcurrencyConflict(a.stream, a.expected_version, actual)
         # Every stream of this store is hashed under chain v2 from its first event.
         heads = {a.stream: (self._head(a.stream), chain.CHAIN_V2) for a in appends}
-        bodies = iter(EventStore._hashes(appends, heads, meta))  # checks the data, too
+        bodies = iter(hashes(appends, heads, meta))  # checks the data, too
         self.tables.check(also)
         if guard is not None:
             if not any(a.events for a in appends):
@@ -273,7 +273,7 @@ class InMemoryEventStore:
         for a in appends:
             prev = heads[a.stream][0] or chain.GENESIS
             for version, event in enumerate(a.events, start=a.expected_version + 1):
-                value, _ = _stored_value(event.data.decode("utf-8"))
+                value, _ = stored_value(event.data.decode("utf-8"))
                 if event.canonical and chain.canonical_value(value) != event.data:
                     # What the event store would hash, and the audit then fail to recompute.
                     raise ValueError(f"{event.type} v{version}: data marked canonical is not")

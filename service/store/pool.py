@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import asyncpg
 
 from service import metrics
+from service.store.port import PoolExhausted
 
 if TYPE_CHECKING:
     # asyncpg's stubs make Pool and Connection generic; the runtime classes are not subscriptable.
@@ -61,11 +62,6 @@ SERVER_SETTINGS = {
     "lock_timeout": "5s",
     "idle_in_transaction_session_timeout": "30s",
 }
-
-
-class PoolExhausted(TimeoutError):
-    """No pool connection became free within the acquire timeout: the service is saturated
-    (answered with 503 `overloaded`, see service/api/problems.py)."""
 
 
 class _BoundedAcquire:

@@ -15,20 +15,22 @@
 Two implementations pass the same contract suite (`tests/store_contract.py`):
 `service.store.postgres.postgres_ports` (the one the service runs on) and
 `service.store.memory.memory_ports` (for fast tests of the use cases). The types they share are
-`events.py`'s (`StreamAppend`, `RecordedEvent`, the errors) and `rows.py`'s.
+`log.py`'s (`StreamAppend`, `RecordedEvent`, the refusals, the hashing) and `rows.py`'s; neither
+store imports the other.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, TypeVar
 
 from service.domain import chain
 from service.domain.transfers import TransferUnion
-from service.store.events import LogCursor, RecordedEvent, StreamAppend
+from service.store.log import LogCursor, RecordedEvent, StreamAppend
 from service.store.rows import (
     AccessToken,
     Account,
@@ -44,6 +46,12 @@ from service.store.rows import (
 )
 
 T = TypeVar("T")
+
+
+class PoolExhausted(TimeoutError):
+    """No database connection became free within the acquire timeout: the store is saturated
+    (answered with 503 `overloaded`, see service/api/problems.py; a stream's follower skips a
+    read on it)."""
 
 
 class EventLog(Protocol):
@@ -101,6 +109,14 @@ class EventLog(Protocol):
     ) -> list[RecordedEvent]: ...
 
     async def last_position(self) -> int: ...
+
+
+class Followers(Protocol):
+    def subscribe(self, stream: str) -> AbstractContextManager[asyncio.Event]:
+        """An event set whenever `stream` (or a name announced with `AccessTokens.announce`)
+        is appended to, anywhere, for as long as the context lasts: a stream's follower waits
+        on it before it reads again (`service.store.wakeups.Wakeups`, LISTEN on PostgreSQL)."""
+        ...
 
 
 class DealSecrets(Protocol):

@@ -50,7 +50,7 @@ from service.domain.names import InvalidName, display_name
 from service.domain.names import name_key as _name_key
 from service.domain.refusals import Malformed, NotAllowedNow
 from service.store.confusables import prototypes
-from service.store.events import ConcurrencyConflict, NewEvent, StreamAppend, UniqueViolation
+from service.store.log import ConcurrencyConflict, NewEvent, StreamAppend, UniqueViolation
 from service.store.rows import (
     ACCOUNT_TAKEN,
     NAME_TAKEN,

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from service.domain import fairness
-from service.store.port import DealSecrets, EventLog, Ports
-from service.store.wakeups import Wakeups
+from service.store.port import DealSecrets, EventLog, Followers, Ports
 
 Clock = Callable[[], datetime]
 # The secret seed a newly prepared game will be dealt from, given that game's id. The service's
@@ -33,7 +32,7 @@ class Context:
     ports: Ports
     clock: Clock = system_clock
     server_seeds: ServerSeeds = secure_server_seed
-    wakeups: Wakeups | None = None
+    wakeups: Followers | None = None
     # New identities per client address in any hour (0: no limit): Settings.guests_per_hour
     # and accounts_per_hour, so sign-up grants cannot be farmed from one address.
     guests_per_hour: int = 30

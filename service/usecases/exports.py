@@ -1,7 +1,7 @@
 """A finished game, for anyone to check: its export (every event with its chain hash, and the
 revealed deal), the server's own audit of it (`service.domain.audit`, the same code an
 outsider runs on the export with `python -m service audit`), and what the expert bee would
-have played at one seat and turn (`service.domain.analysis`)."""
+have played at one seat and turn, or at every turn of one seat (`service.domain.analysis`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from collections.abc import Sequence
 
 import msgspec
 
-from service.domain.analysis import TurnAnalysis, analyse_turn
+from service.domain.analysis import (
+    GameAnalysis,
+    TurnAnalysis,
+    analyse_turn,
+    game_analysis,
+    seat_turns,
+)
 from service.domain.audit import FORMAT as EXPORT_FORMAT
 from service.domain.audit import (
     AuditReport,
@@ -27,7 +33,7 @@ from service.domain.rules import errors as rule_errors
 from service.domain.rules.engine import GameState
 from service.domain.rules.events import DealRevealed, GameStarted, decode_event
 from service.domain.tables import GameOpened, GamePrepared, decode_table_event
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import Busy
 from service.usecases.identity import Player
@@ -35,8 +41,9 @@ from service.usecases.repository import Repository
 from service.usecases.watching import viewer_seat
 
 # An analysis is one expert decision (under 0.1 s of CPU, `expert.WORK`), made in a worker
-# thread. At most this many run at once on an instance; one more is shed (503 `overloaded`,
-# Retry-After) rather than queued. The answers are deterministic, so the last ones are kept.
+# thread; a whole game's is one a turn the seat played (about 1 s). At most this many run at
+# once on an instance; one more is shed (503 `overloaded`, Retry-After) rather than queued. The
+# answers are deterministic, so the last turns' are kept (a game's reuses them, and keeps its).
 ANALYSES_AT_ONCE = 1
 ANALYSES_KEPT = 256
 
@@ -80,10 +87,43 @@ class Exports:
             answer = await asyncio.to_thread(analyse_turn, game_id, events, seat, turn)
         finally:
             self._analysing -= 1
+        self._keep(key, answer)
+        return answer
+
+    async def analyse_game(
+        self, game_id: str, seat: int, player: Player | None = None
+    ) -> GameAnalysis:
+        """What each of `seat`'s picks in a finished game cost against the expert's, turn by
+        turn: the turns' analyses are `analyse_turn`'s (kept answers are reused, new ones
+        kept)."""
+        state = await self._may_open(game_id, player)
+        if state.phase != "ended":
+            raise rule_errors.GameNotOver("A game is analysed once it has ended.")
+        recorded = await self.ctx.store.read_stream(stream("game", game_id))
+        events = [decode_event(r.data) for r in recorded]
+        turns = seat_turns(events, seat)
+        kept = {t: self._analyses.get((game_id, seat, t)) for t in turns}
+        missing = [t for t, answer in kept.items() if answer is None]
+        if missing:
+            if self._analysing >= ANALYSES_AT_ONCE:
+                raise Busy("Another analysis is running on this server: try again in a moment.")
+            self._analysing += 1
+            try:
+                made = await asyncio.to_thread(
+                    lambda: [analyse_turn(game_id, events, seat, t) for t in missing]
+                )
+            finally:
+                self._analysing -= 1
+            for answer in made:
+                kept[answer.turn] = answer
+                self._keep((game_id, seat, answer.turn), answer)
+        return game_analysis(game_id, seat, [a for a in kept.values() if a is not None])
+
+    def _keep(self, key: tuple[str, int, int], answer: TurnAnalysis) -> None:
         self._analyses[key] = answer
+        self._analyses.move_to_end(key)
         while len(self._analyses) > ANALYSES_KEPT:
             self._analyses.popitem(last=False)
-        return answer
 
     async def export_game(self, game_id: str, player: Player | None = None) -> GameExport:
         """The whole finished game: its events with their hashes, and the revealed deal.

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from service.domain.history import Moment, Step, TurnSteps, moment, states, steps_of, turns_of
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_event
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import VersionNotFound
 from service.usecases.identity import Player

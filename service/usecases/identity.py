@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from service.domain.names import display_name
-from service.store.events import NewEvent, StreamAppend
+from service.store.log import NewEvent, StreamAppend
 from service.store.rows import AccessToken, TokenGuard
 from service.usecases.context import Context, stream
 from service.usecases.errors import Unauthorized

@@ -56,7 +56,7 @@ from service.domain.transfers import (
     reward_transfer_id,
 )
 from service.domain.views import PotView, RewardView, pot_view, reward_view
-from service.store.events import DuplicateCommand
+from service.store.log import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
 from service.usecases.repository import Repository

@@ -31,7 +31,7 @@ from service.domain.rules.engine import GameState
 from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
-from service.store.events import ConcurrencyConflict, DuplicateCommand, GuardRefused
+from service.store.log import ConcurrencyConflict, DuplicateCommand, GuardRefused
 from service.store.rows import TokenGuard
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream

@@ -27,7 +27,7 @@ from contextlib import asynccontextmanager
 from typing import TypeVar
 
 from service import metrics
-from service.store.events import ConcurrencyConflict
+from service.store.log import ConcurrencyConflict
 from service.usecases.errors import Busy, Conflict
 
 T = TypeVar("T")

@@ -33,8 +33,8 @@ from service.domain.views import (
     visible_event,
     visible_table_event,
 )
-from service.store.events import RecordedEvent
-from service.store.pool import PoolExhausted
+from service.store.log import RecordedEvent
+from service.store.port import PoolExhausted
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
 from service.usecases.repository import Repository

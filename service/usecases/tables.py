@@ -49,7 +49,7 @@ from service.domain.tables import (
     should_start_when_full,
 )
 from service.domain.views import GameView, game_view
-from service.store.events import DuplicateCommand
+from service.store.log import DuplicateCommand
 from service.store.rows import ListedTable
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
@@ -181,7 +181,13 @@ class Tables:
         return await self._open(player, Decided(events=[opened], cause="open", deal=deal))
 
     async def create_table(
-        self, player: Player, capacity: int, stake: int, clock: ClockSettings | None
+        self,
+        player: Player,
+        capacity: int,
+        stake: int,
+        clock: ClockSettings | None,
+        *,
+        rated: bool = False,
     ) -> TableSeen:
         """An online table with the caller as host in seat 1 (their buy-in held, if any), up
         to `MAX_OPEN_TABLES` hosted at once. One player's openings take turns on an instance,
@@ -198,6 +204,7 @@ class Tables:
                 clock,
                 registered=player.registered,
                 hosting=hosting,
+                rated=rated,
             )
 
             hold = await self._hold(player, table_id, stake)

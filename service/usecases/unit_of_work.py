@@ -42,7 +42,7 @@ from service.domain.tables import (
     table_event_type,
 )
 from service.domain.transfers import TransferUnion
-from service.store.events import NewEvent, StreamAppend
+from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
     DealSecret,
     LobbyListing,

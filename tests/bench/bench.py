@@ -67,7 +67,8 @@ from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import decode_events, encode_event, event_type
 from service.domain.rules.simulate import bee_seats, heuristic_vs_random, shuffled_deck
 from service.store.database import drop_database, ensure_database, provide_database_url
-from service.store.events import EventStore, NewEvent, StreamAppend
+from service.store.events import EventStore
+from service.store.log import NewEvent, StreamAppend
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
 from tests.bench import loadgen

@@ -25,7 +25,8 @@ from typing import Any
 
 from service.store import events as store_events
 from service.store.database import drop_database, ensure_database, provide_database_url
-from service.store.events import EventStore, NewEvent, StreamAppend
+from service.store.events import EventStore
+from service.store.log import NewEvent, StreamAppend
 from service.store.migrate import migrate
 from service.store.pool import open_pool
 from tests.bench.bench import say, spread

@@ -277,7 +277,7 @@ def test_a_phone_375_px_wide_shows_the_stings_along_the_top(browser: Any, board_
         # The 55's seven stings stay on its card (issue 25, item 9).
         spill = page.evaluate(
             """async () => {
-                const card = (await import('/game.js')).beeCard(55, 7);
+                const card = (await import('/bee.js')).beeCard(55, 7);
                 document.querySelector('.stems .slot:not(.filled)').append(card);
                 const c = card.getBoundingClientRect();
                 const s = card.querySelector('.stings').getBoundingClientRect();

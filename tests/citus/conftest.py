@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +23,21 @@ from service.store.migrate import migrate
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "citus-cluster.sh"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Outside `make test-citus` (SWARM_CITUS_TIER unset: `make test`), only the smoke of this
+    folder runs."""
+    if os.environ.get("SWARM_CITUS_TIER"):
+        return
+    here = Path(__file__).parent
+    kept, dropped = [], []
+    for item in items:
+        inside = here in Path(str(item.path)).parents
+        (dropped if inside and item.path.name != "test_smoke.py" else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 def cluster_env() -> dict[str, str] | None:
@@ -51,7 +65,6 @@ def cluster(*args: str) -> str:
 
 
 def _missing(reason: str) -> None:
-    sys.stderr.write(f"\n\033[1;31mWARNING: the Citus tests are SKIPPED: {reason}\033[0m\n")
     pytest.skip(f"no Citus cluster: {reason} (make citus-up)")
 
 

@@ -10,13 +10,13 @@ or a game's streams exactly one single-shard execution (the one delegated call o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
-from service.store.events import EventStore, StreamAppend
+from service.store.events import EventStore
+from service.store.log import StreamAppend
 from service.store.pool import Pool
 from tests.faults import test_shard_boundaries as flows
 
@@ -85,7 +85,6 @@ def _report(seen: Measured, name: str) -> str:
         f" multi-shard {sum(e[3] for e in seen.executions)};"
         f" refused {sum(e[4] for e in seen.executions)}"
     ]
-    Path("/tmp/swarm-citus-router.txt").open("a").write("\n".join(lines) + "\n")
     return lines[0]
 
 

@@ -119,16 +119,16 @@ async def test_a_move_id_another_seat_used_is_its_own_move(anon: Api) -> None:
 
 
 async def test_while_a_game_runs_nothing_opens_it_early(anon: Api) -> None:
-    """The analysis, the export and the verification mid-game, by a seat and a spectator:
-    each is 409 `game-not-over`, the same for both; and getGameState / listGameSteps show no
-    hash to try guesses against until the end."""
+    """The analyses (a turn's, a game's), the export and the verification mid-game, by a seat
+    and a spectator: each is 409 `game-not-over`, the same for both; and getGameState /
+    listGameSteps show no hash to try guesses against until the end."""
     ann, ben, watcher = await anon.guest("Ann"), await anon.guest("Ben"), await anon.guest("W")
     table = await ann.create_table(seats=2, turn_seconds=600, choice_seconds=600)
     await ben.ok_table_action(table["table_id"], "seats")
     gid = (await ann.table(table["table_id"]))["games"][-1]
     await ben.ok_move(gid, type="confirm", bee=(await ben.game(gid))["hand"][0])
     for who in (ann, watcher):
-        for path in ("analysis?seat=2&turn=1", "export", "verification"):
+        for path in ("analysis?seat=2&turn=1", "review?seat=2", "export", "verification"):
             response = await who.client.get(f"/games/{gid}/{path}", headers=who.headers)
             assert (response.status_code, response.json()["code"]) == (409, "game-not-over")
         latest = (await who.game(gid))["version"]

@@ -1,9 +1,9 @@
 """A solo game is its player's alone, ended or not (review 4): getGame, its log, steps, states
-and streams were 403 for anyone else, but exportGame, verifyGame and analyseTurn opened a
-stranger's finished solo game (every hand and pick of it) and, before its end, answered 409
-`game-not-over`, telling a stranger that the game was still running. Now each is 403
-`forbidden` for anyone but its player, before and after the end; its player, and anyone for an
-online game, are answered as before."""
+and streams were 403 for anyone else, but exportGame, verifyGame and analyseTurn (analyseGame
+since, tested here too) opened a stranger's finished solo game (every hand and pick of it)
+and, before its end, answered 409 `game-not-over`, telling a stranger that the game was still
+running. Now each is 403 `forbidden` for anyone but its player, before and after the end; its
+player, and anyone for an online game, are answered as before."""
 
 from __future__ import annotations
 
@@ -14,9 +14,16 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
+from service.domain.rules import expert
 from tests.e2e.api_client import Api, play_online_to_the_end
 
-OPENINGS = ("/export", "/verification", "/analysis?seat=2&turn=1")
+OPENINGS = ("/export", "/verification", "/analysis?seat=2&turn=1", "/review?seat=2")
+
+
+@pytest.fixture(autouse=True)
+def small_analyses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server runs in this process: its analyses on a small budget (the same code)."""
+    monkeypatch.setattr(expert, "WORK", 20_000)
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,8 @@ from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
 from service.bootstrap import bootstrap
-from service.store.events import EventStore, StreamAppend
+from service.store.events import EventStore
+from service.store.log import StreamAppend
 from service.store.pool import Pool
 from service.store.postgres import postgres_ports
 from tests.e2e.api_client import Api, play_online_to_the_end

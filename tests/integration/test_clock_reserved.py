@@ -12,7 +12,8 @@ import pytest
 
 from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
-from service.store.pool import Pool, PoolExhausted, open_pool
+from service.store.pool import Pool, open_pool
+from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 
 

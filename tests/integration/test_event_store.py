@@ -21,16 +21,17 @@ from service.domain.rules.events import (
     TurnStarted,
     encode_event,
 )
-from service.store.events import (
+from service.store.events import EventStore
+from service.store.log import (
     ConcurrencyConflict,
     DuplicateCommand,
-    EventStore,
     GuardRefused,
     LogCursor,
     NewEvent,
     RecordedEvent,
     StreamAppend,
-    _stored_canonical,
+    UniqueViolation,
+    stored_canonical,
 )
 from service.store.pool import Pool
 from tests.store_contract import EventLogContract, _log_end, event, new_stream
@@ -173,7 +174,7 @@ async def test_without_the_horizon_a_tailing_reader_skips_a_late_commit(
 
 async def test_the_hashed_form_of_numbers_is_what_jsonb_stores(pool: Pool) -> None:
     """The store hashes the data as jsonb will store it without asking PostgreSQL first
-    (``_stored_canonical``): it must agree with jsonb on every number, including exponents,
+    (``stored_canonical``): it must agree with jsonb on every number, including exponents,
     signed zeros, long fractions, huge and tiny values."""
     rng = random.Random(12)
     texts = [
@@ -209,11 +210,11 @@ async def test_the_hashed_form_of_numbers_is_what_jsonb_stores(pool: Pool) -> No
         texts,
     )
     for sent, as_stored in zip(texts, stored, strict=True):
-        assert _stored_canonical(sent) == chain.canonical_json(as_stored), sent
+        assert stored_canonical(sent) == chain.canonical_json(as_stored), sent
 
 
 async def test_the_hashed_form_of_objects_is_what_verification_recomputes(pool: Pool) -> None:
-    """Objects without a float take ``_stored_canonical``'s fast path (msgspec, not the standard
+    """Objects without a float take ``stored_canonical``'s fast path (msgspec, not the standard
     library's json): for every kind of string (every escape, control and non-ASCII character,
     astral ones, keys in code-point order), integers of any size, nesting and repeated keys,
     it gives the bytes verification computes from what jsonb stores (``chain.canonical_json`` of
@@ -256,7 +257,7 @@ async def test_the_hashed_form_of_objects_is_what_verification_recomputes(pool: 
         texts,
     )
     for sent, as_stored in zip(texts, stored, strict=True):
-        assert _stored_canonical(sent) == chain.canonical_json(as_stored), sent
+        assert stored_canonical(sent) == chain.canonical_json(as_stored), sent
 
 
 async def test_a_head_hash_that_is_not_the_stored_one_is_refused(
@@ -353,7 +354,7 @@ async def test_also_statements_commit_with_the_events_or_not_at_all(
         )
     assert await pool.fetchval(count, game2) == 0
     # ...and a statement that fails writes no events.
-    with pytest.raises(asyncpg.UniqueViolationError):
+    with pytest.raises(UniqueViolation):
         await event_store.append_statements(StreamAppend(stream, 2, [event()]), also=[timer])
     assert await event_store.stream_version(stream) == 2
     # A statement that cannot be a CTE (its own WITH) runs in the same transaction instead.

@@ -18,13 +18,8 @@ import msgspec
 import pytest
 
 from service.domain import chain
-from service.store.events import (
-    ConcurrencyConflict,
-    EventStore,
-    NewEvent,
-    RecordedEvent,
-    StreamAppend,
-)
+from service.store.events import EventStore
+from service.store.log import ConcurrencyConflict, NewEvent, RecordedEvent, StreamAppend
 
 
 def new_stream(prefix: str = "chain") -> str:

@@ -12,7 +12,8 @@ from service.api.envelopes import entry
 from service.bootstrap import bootstrap
 from service.domain.rules.events import ClockSettings
 from service.store.events import EventStore
-from service.store.pool import Pool, PoolExhausted
+from service.store.pool import Pool
+from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 from service.usecases import streams
 from service.usecases.watching import Viewer

@@ -11,7 +11,8 @@ from unittest import mock
 import asyncpg
 import pytest
 
-from service.store.events import ConcurrencyConflict, EventStore, NewEvent, StreamAppend
+from service.store.events import EventStore
+from service.store.log import ConcurrencyConflict, NewEvent, StreamAppend
 from service.store.pool import Pool
 from service.store.wakeups import Wakeups
 

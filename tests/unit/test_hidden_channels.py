@@ -28,7 +28,7 @@ from service.domain.rules.events import (
 )
 from service.domain.rules.levels import LEVELS
 from service.domain.views import game_view
-from service.store.events import RecordedEvent
+from service.store.log import RecordedEvent
 from service.usecases.streams import head_shown, visible_events
 from tests.e2e.test_hash_attacker import attack
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.layers import sql_texts, violations
+from tests.layers import driver_paths, sql_texts, violations
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +45,30 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
         ("service/usecases/money.py", "import asyncpg\n", "asyncpg"),
         ("service/usecases/accounts.py", "from asyncpg import UniqueViolationError\n", "asyncpg"),
         ("service/usecases/clock.py", "import psycopg\n", "psycopg"),
+        # the log's vocabulary lives beside the stores (store/log.py), not in the PostgreSQL one
+        (
+            "service/usecases/play.py",
+            "from service.store.events import NewEvent\n",
+            "service.store.events",
+        ),
+        (
+            "service/usecases/streams.py",
+            "from ..store.pool import PoolExhausted\n",
+            "service.store.pool",
+        ),
+        (
+            "service/store/memory.py",
+            "from service.store.events import EventStore\n",
+            "service.store.events",
+        ),
+        ("service/store/memory.py", "import asyncpg\n", "asyncpg"),
+        ("service/store/memory.py", "from . import projections\n", "service.store.projections"),
+        (
+            "service/store/port.py",
+            "from service.store.events import RecordedEvent\n",
+            "service.store.events",
+        ),
+        ("service/store/log.py", "from asyncpg import UniqueViolationError\n", "asyncpg"),
     ],
 )
 def test_a_forbidden_import_is_reported(
@@ -53,6 +77,46 @@ def test_a_forbidden_import_is_reported(
     root = _tree(tmp_path, {where: source})
     found = violations(root)
     assert len(found) == 1 and found[0].startswith(where) and f"(forbidden: {broken})" in found[0]
+
+
+def test_no_use_case_and_no_in_memory_store_loads_the_driver() -> None:
+    assert driver_paths(ROOT) == []
+
+
+def test_a_driver_loaded_through_another_module_is_reported(tmp_path: Path) -> None:
+    # Each import allowed on its own: the use case imports a store module, which imports the
+    # driver. The chain is what the fast tier would load.
+    root = _tree(
+        tmp_path,
+        {
+            "service/__init__.py": "",
+            "service/store/__init__.py": "",
+            "service/store/rows.py": "from service.store import wakeups\n",
+            "service/store/wakeups.py": "import asyncpg\n",
+            "service/store/log.py": "import msgspec\n",
+            "service/usecases/play.py": "from service.store.rows import Timer\nimport asyncio\n",
+            "service/usecases/money.py": "from service.store.log import NewEvent\n",
+        },
+    )
+    assert violations(root) == []
+    assert driver_paths(root) == [
+        "service.usecases.play -> service.store.rows -> service.store.wakeups -> asyncpg"
+    ]
+
+
+def test_the_real_tree_broken_once_is_caught(tmp_path: Path) -> None:
+    """The rule run on a copy of the real `service/` with one line of the memory store turned
+    back to what it was (issue 42): both checks report it."""
+    for source in (ROOT / "service").rglob("*.py"):
+        copy = tmp_path / source.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(source.read_bytes())
+    memory = tmp_path / "service/store/memory.py"
+    text = memory.read_text(encoding="utf-8")
+    memory.write_text(text + "\nfrom service.store.events import EventStore  # noqa\n")
+    found = violations(tmp_path)
+    assert len(found) == 1 and "(forbidden: service.store.events)" in found[0], found
+    assert driver_paths(tmp_path) == ["service.store.memory -> service.store.events -> asyncpg"]
 
 
 def test_allowed_imports_pass(tmp_path: Path) -> None:
@@ -64,6 +128,12 @@ def test_allowed_imports_pass(tmp_path: Path) -> None:
                 "from service.domain.bee_answers import decide_with_bees\nimport asyncio\n"
             ),
             "service/store/projections.py": "from service.domain.tables import TableState\n",
+            "service/store/memory.py": (
+                "from service.store.log import NewEvent, hashes\n"
+                "from service.store.port import Ports\nfrom service.store.rows import Row\n"
+            ),
+            "service/store/events.py": "import asyncpg\nfrom service.store.log import NewEvent\n",
+            "service/usecases/money.py": "from service.store.port import PoolExhausted\n",
             "service/api/routes.py": "from service.bootstrap import Swarm\nimport litestar\n",
         },
     )

@@ -22,7 +22,7 @@ from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.errors import AlreadyConfirmed, BeeNotInHand
 from service.domain.rules.events import SeatInfo, encode_event, event_type
 from service.domain.rules.simulate import shuffled_deck
-from service.store.events import NewEvent, StreamAppend
+from service.store.log import NewEvent, StreamAppend
 from service.store.memory import memory_ports
 from service.store.port import Ports
 from service.store.rows import DealSecret

@@ -9,6 +9,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
+from service.domain.players import player_record, rating_changes
 from service.domain.ratings import (
     NEW,
     PROVISIONAL_SIGMA,
@@ -250,3 +251,19 @@ def test_rule_the_recomputation_finds_a_change_that_is_not_the_models() -> None:
     )
     twice = [*streams["a"], (3, msgspec.structs.replace(change, before=change.after))]
     assert any(m.problem == "rated twice" for m in check_ratings({**streams, "a": twice}))
+
+
+def test_a_persons_record_folds_their_rating_and_lists_its_changes() -> None:
+    streams: dict[str, list[tuple[int, RatingChanged]]] = {}
+    play(streams, "g1", [["a"], ["b"]])
+    play(streams, "g2", [["a"], ["b"]])
+    named = (b'{"type":"account_registered","name":"Ann"}',)
+    log = [("account_registered", named[0])] + [
+        ("rating_changed", msgspec.json.encode(c)) for _, c in streams["a"]
+    ]
+    record = player_record(log)
+    assert record.name == "Ann" and record.version == 3
+    assert record.rating == streams["a"][-1][1].after and record.rating.games == 2
+    listed = rating_changes((v, t, d) for v, (t, d) in enumerate(log, 1))
+    assert [(v, c.game_id) for v, c in listed] == [(2, "g1"), (3, "g2")]
+    assert player_record(log[:1]).rating == NEW

@@ -33,6 +33,7 @@ from service.domain.tables import (
     decide_open,
     decide_play_again,
     decide_start,
+    decode_table_event,
     evolve_table,
     fold_table,
     should_start_when_full,
@@ -193,3 +194,12 @@ def test_old_solo_table_events_fold_with_defaults() -> None:
     opened = TableOpened(table_id="t", mode="solo", host="p", seats=table(3, "b", "c").seat_infos())
     state = fold_table([opened])
     assert state.capacity == 3 and state.stake == 0 and state.clock is None
+
+
+def test_rule_a_table_is_rated_or_casual_as_it_is_opened_and_casual_by_default() -> None:
+    assert not table().rated
+    rated = fold_table(decide_open("t", "host", "Hana", 4, 100, None, registered=True, rated=True))
+    assert rated.rated and rated.stake == 100  # a buy-in table may be rated too
+    # A table opened before ratings existed reads as casual.
+    old = b'{"type":"table_opened","table_id":"t","mode":"online","host":"h","seats":[]}'
+    assert not fold_table([decode_table_event(old)]).rated

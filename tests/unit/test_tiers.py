@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TIERS = ("UNIT_TESTS", "INTEGRATION_TESTS", "E2E_TESTS", "BROWSER_TESTS")
+TIERS = ("UNIT_TESTS", "INTEGRATION_TESTS", "E2E_TESTS", "BROWSER_TESTS", "CITUS_TESTS")
 
 
 def tier_folders() -> dict[str, list[str]]:

@@ -16,6 +16,7 @@ from service.domain.ledger import (
     WalletState,
     evolve_wallet,
 )
+from service.domain.ratings import Placing
 from service.domain.rules.events import SeatInfo
 from service.domain.tables import (
     BuyInHeld,
@@ -34,6 +35,7 @@ from service.domain.transfers import (
     CommitStake,
     GrantReward,
     PayPot,
+    RateGame,
     ReleaseStake,
     TransferUnion,
     decide_delivery,
@@ -196,3 +198,12 @@ def test_coins_in_flight_are_the_committed_stakes_and_the_payouts(
     assert flight.paid == sum(t.amount for t in batch if isinstance(t, PayPot))
     for transfer in batch:  # and each survives the outbox's JSON
         assert decode_transfer(encode_transfer(transfer)) == transfer
+
+
+def test_rule_a_rated_games_change_is_a_transfer_that_moves_no_coins() -> None:
+    field = (Placing(player_id="ann", place=1), Placing(player_id="ben", place=2, version=3))
+    rating = RateGame(player_id="ann", table_id="t", game_id="g", field=field)
+    assert rating.transfer_id == "rating:g:ann"
+    assert decode_transfer(encode_transfer(rating)) == rating
+    assert decide_delivery(WalletState(balance=5), rating) == []
+    assert in_flight([rating]) == in_flight([])
