@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,8 +43,12 @@ E2E_TESTS := tests/e2e tests/contract tests/ops tests/faults tests/bench
 BROWSER_TESTS := tests/browser
 CITUS_TESTS := tests/citus
 
+# The unit tier leaves out the tests marked `slow` (Hypothesis properties over whole games, whole
+# games of the bees that search, a pytest in a subprocess): `make test` runs them. It writes
+# bytecode even where PYTHONDONTWRITEBYTECODE is set: rewriting the asserts again every run costs
+# seconds of the tier's time.
 test-unit: $(VENV)/.installed
-	SWARM_TESTS_WITHOUT_DATABASE=1 $(PY) -m pytest -q $(UNIT_TESTS)
+	SWARM_TESTS_WITHOUT_DATABASE=1 PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -m "not slow" $(UNIT_TESTS)
 
 test-integration: $(VENV)/.installed
 	$(PY) -m pytest -q $(INTEGRATION_TESTS)
@@ -65,6 +69,9 @@ typecheck: $(VENV)/.installed
 	$(PY) -m mypy
 
 check: lint typecheck test
+
+# Lint, typecheck and the unit tier: what to run before every commit (seconds, no database).
+check-fast: lint typecheck test-unit
 
 fmt: $(VENV)/.installed
 	$(PY) -m ruff format .

@@ -29,6 +29,7 @@ import contextlib
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, timedelta
+from functools import partial
 from typing import Literal
 
 import structlog
@@ -106,18 +107,17 @@ class Money:
     async def hold(self, player: Player, table_id: str, stake: int) -> Hold:
         """Hold `stake` in the caller's wallet for `table_id` (raises `InsufficientCoins`)."""
         hold = Hold(player.player_id, table_id, str(uuid.uuid4()), stake)
-
-        async def attempt() -> None:
-            uow = UnitOfWork(self.repository)
-            wallet = await uow.wallet(player.player_id)
-            await uow.wallet_events(
-                player.player_id, decide_hold(wallet, table_id, stake, hold.hold_id)
-            )
-            await uow.commit({"actor": player.player_id, "causation": "hold_stake"})
-
         async with self.turns.turn(stream("wallet", player.player_id)):
-            await until_applied(attempt, what="wallet")
+            await until_applied(partial(self._hold_once, hold), what="wallet")
         return hold
+
+    async def _hold_once(self, hold: Hold) -> None:
+        """Load the wallet, decide the hold, append."""
+        uow = UnitOfWork(self.repository)
+        wallet = await uow.wallet(hold.player_id)
+        events = decide_hold(wallet, hold.table_id, hold.amount, hold.hold_id)
+        await uow.wallet_events(hold.player_id, events)
+        await uow.commit({"actor": hold.player_id, "causation": "hold_stake"})
 
     def take_buy_in(self, uow: UnitOfWork, hold: Hold) -> None:
         """The table's side of a sit-down: count the held stake towards the pot, or (the table
@@ -129,31 +129,28 @@ class Money:
         """A hold its table never took: record it given back under the hold's command id, so a
         sit-down still on its way can no longer take it, and release it. False when the table
         had decided it already (taken it, or given it back before)."""
-
-        async def attempt() -> list[TransferUnion]:
-            # Also a table whose opening was cut short after the hold: its stream then holds
-            # this give-back only, which is no table (Repository.table).
-            table = await self.repository.table(hold.table_id, unopened=True)
-            uow = UnitOfWork(self.repository, table)
-            self._table_money(
-                uow,
-                BuyInReturned(
-                    player_id=hold.player_id,
-                    hold_id=hold.hold_id,
-                    amount=hold.amount,
-                    reason="not_taken",
-                ),
-            )
-            await uow.commit({"actor": actor, "causation": "give_back_hold"}, command=hold.command)
-            return uow.transfers
-
         async with self.turns.turn(stream("table", hold.table_id)):
             try:
+                attempt = partial(self._give_back_once, hold, actor)
                 transfers = await until_applied(attempt, what="table")
             except DuplicateCommand:
                 return False
         await self.deliver(transfers)
         return True
+
+    async def _give_back_once(self, hold: Hold, actor: str) -> list[TransferUnion]:
+        """Load the table, give the hold back on it, append under the hold's command id
+        (`DuplicateCommand` if the table decided it before); what the wallet is owed."""
+        # Also a table whose opening was cut short after the hold: its stream then holds this
+        # give-back only, which is no table (Repository.table).
+        table = await self.repository.table(hold.table_id, unopened=True)
+        uow = UnitOfWork(self.repository, table)
+        returned = BuyInReturned(
+            player_id=hold.player_id, hold_id=hold.hold_id, amount=hold.amount, reason="not_taken"
+        )
+        self._table_money(uow, returned)
+        await uow.commit({"actor": actor, "causation": "give_back_hold"}, command=hold.command)
+        return uow.transfers
 
     def return_stake(self, uow: UnitOfWork, player_id: str) -> None:
         """As `player_id` leaves `uow.table` before its first deal, their stake goes back."""
@@ -320,28 +317,27 @@ class Money:
         """One transfer into its wallet (and a reward onto the record), once: the append's
         command id is the transfer's, so a second delivery is a duplicate that changes
         nothing. A wallet event and a record of one person are one shard: one append."""
+        async with self.turns.turn(stream("wallet", transfer.player_id)):
+            await until_applied(partial(self._deliver_once, transfer), what="wallet")
+
+    async def _deliver_once(self, transfer: TransferUnion) -> None:
+        """Load the wallet, decide the delivery, append (a duplicate: delivered before)."""
         player_id = transfer.player_id
+        uow = UnitOfWork(self.repository)
+        events = decide_delivery(await uow.wallet(player_id), transfer)
+        if isinstance(transfer, GrantReward):
+            await uow.record(player_id, GameRecorded(record=transfer.record))
+        elif not events:
+            # A stake the wallet does not hold: a bug if it ever happens, and nothing to do.
+            log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
+            return
+        await uow.wallet_events(player_id, events)
         # The command goes on a stream this delivery appends to: a reward always records the
         # game on the player's record, whatever the daily cap leaves of its coins.
         kind = "player" if isinstance(transfer, GrantReward) else "wallet"
-        command = (stream(kind, player_id), transfer.transfer_id)
-
-        async def attempt() -> None:
-            uow = UnitOfWork(self.repository)
-            events = decide_delivery(await uow.wallet(player_id), transfer)
-            if isinstance(transfer, GrantReward):
-                await uow.record(player_id, GameRecorded(record=transfer.record))
-            elif not events:
-                # A stake the wallet does not hold: a bug if it ever happens, and nothing to do.
-                log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
-                return
-            await uow.wallet_events(player_id, events)
-            metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
-            with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
-                await uow.commit(metadata, command=command)
-
-        async with self.turns.turn(stream("wallet", player_id)):
-            await until_applied(attempt, what="wallet")
+        metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
+        with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
+            await uow.commit(metadata, command=(stream(kind, player_id), transfer.transfer_id))
 
     async def relay_due(self, *, after: timedelta = RELAY_AFTER, limit: int = 50) -> int:
         """Deliver transfers left in the outbox (for longer than `after`). Several instances
@@ -381,24 +377,26 @@ class Money:
         return released
 
     async def _release_legacy(self, player_id: str) -> bool:
-        async def attempt() -> bool:
-            uow = UnitOfWork(self.repository)
-            wallet = await uow.wallet(player_id)
-            # Read after the wallet: a hold appended in between makes the append below
-            # conflict (and this decide again), so no hold with an id is taken for a legacy one.
-            with_ids = await self.holds.held_by_table(player_id)
-            events = [
-                StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
-                for table_id, amount in wallet.holds
-                if amount > with_ids.get(table_id, 0)
-            ]
-            if events:
-                await uow.wallet_events(player_id, events)
-                await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
-            return bool(events)
-
         async with self.turns.turn(stream("wallet", player_id)):
-            return await until_applied(attempt, what="wallet")
+            return await until_applied(partial(self._release_legacy_once, player_id), what="wallet")
+
+    async def _release_legacy_once(self, player_id: str) -> bool:
+        """Load the wallet and its holds with ids, release what they do not account for,
+        append; whether there was any."""
+        uow = UnitOfWork(self.repository)
+        wallet = await uow.wallet(player_id)
+        # Read after the wallet: a hold appended in between makes the append below conflict
+        # (and this decide again), so no hold with an id is taken for a legacy one.
+        with_ids = await self.holds.held_by_table(player_id)
+        events = [
+            StakeReleased(table_id=table_id, amount=amount - with_ids.get(table_id, 0))
+            for table_id, amount in wallet.holds
+            if amount > with_ids.get(table_id, 0)
+        ]
+        if events:
+            await uow.wallet_events(player_id, events)
+            await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
+        return bool(events)
 
     async def run(self) -> None:
         """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,

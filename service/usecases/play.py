@@ -16,7 +16,7 @@ the deal, pays the pot and tells the table (`service.usecases.deals`)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -32,14 +32,14 @@ from service.domain.rules.errors import RuleViolation
 from service.domain.rules.events import Event
 from service.domain.views import GameView, game_view
 from service.store.log import ConcurrencyConflict, DuplicateCommand, GuardRefused
-from service.store.rows import TokenGuard
+from service.store.port import EventLog
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
 from service.usecases.repository import Repository
-from service.usecases.retry import StreamTurns, until_applied
+from service.usecases.retry import STALE, Stale, StreamTurns, until_applied
 from service.usecases.streams import hash_shown
 from service.usecases.unit_of_work import UnitOfWork
 from service.usecases.watching import viewer_seat
@@ -68,9 +68,10 @@ class MoveIdReused(Conflict):
 _ANSWERS = (Refused, NotFound, Forbidden, Conflict, ConcurrencyConflict)
 
 
-class Decided(NamedTuple):
-    """What `Play.decide` answers: the state after the command (after its first run, for a
-    repeat), whether that is this call's own append, and whether the command was a repeat."""
+class Outcome(NamedTuple):
+    """What deciding a command on a game came to (`Play.decide`): the state after it (after its
+    first run, for a repeat), whether that is this call's own append, and whether the command
+    was a repeat."""
 
     state: GameState
     appended: bool
@@ -89,24 +90,52 @@ class Moved(NamedTuple):
 Intent = Callable[[GameState], Command | None]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Request:
+    """What `Play.decide` was asked: the command (as an `Intent`), its id and metadata, the
+    caller's token when it is still to be checked, and whether to decide on a fresh read only."""
+
     game_id: str
     intent: Intent
     command_id: str
     metadata: dict[str, Any]
-    guard: Callable[[], TokenGuard] | None
-    # The caller's token checked on its own (`TokenCheck.verify`), before a command is played
-    # out (`plays_out`); None when it was checked already.
-    verify: Callable[[], Awaitable[None]] | None = None
-    # Whether the command id and the token were looked up before playing out (once a request).
-    looked_up: bool = False
-    # Decide on a fresh read, never on the cached state alone (`Play.decide`).
-    fresh: bool = False
+    token: TokenCheck | None
+    fresh: bool
 
     @property
     def stream(self) -> str:
         return stream("game", self.game_id)
+
+
+class _Lookups:
+    """What a request looks up at most once, however often its decision is made again: the
+    caller's token on its own (`TokenCheck.verify`), and, before a command that `plays_out`
+    is played out, whether its command id was applied already (two lookups, for the last pick
+    of an online turn only: every other move's decision depends on the mover's own hand and
+    what is public, and on the bee players' hands only through how long they think, which is
+    the same work whatever their hands)."""
+
+    def __init__(self, store: EventLog, request: _Request) -> None:
+        self._store = store
+        self._request = request
+        self._token_checked = request.token is None
+        self._before_playing_out = False
+
+    async def token(self) -> None:
+        """The caller's token checked on its own (`Unauthorized` if it fails), once."""
+        if not self._token_checked:
+            assert self._request.token is not None
+            await self._request.token.verify()
+            self._token_checked = True
+
+    async def applied_at(self) -> int | None:
+        """Before a command is played out: the version its command id was applied at, if it
+        was (the token checked first); None, too, once this request has asked."""
+        if self._before_playing_out:
+            return None
+        self._before_playing_out = True
+        await self.token()
+        return await self._store.command_version(self._request.stream, self._request.command_id)
 
 
 def plays_out(state: GameState, command: Command) -> bool:
@@ -186,41 +215,7 @@ class Play:
         """`check`: the caller's bearer token not yet checked for this request (the instance
         knows whose it is): checked inside the move's append, or on its own before any other
         answer (a repeat, a refusal) is given, so a revoked token never gets one."""
-        if check is None:
-            decided = await self._move(player, game_id, move, guard=None)
-        else:
-            decided = await self._checked_move(player, game_id, move, check)
-        seat = seat_of(decided.state, player.player_id)
-        return Moved(await self._view(decided.state, seat), replayed=decided.repeat)
-
-    async def _checked_move(
-        self, player: Player, game_id: str, move: PersonMove, check: TokenCheck
-    ) -> Decided:
-        try:
-            decided = await self._move(
-                player, game_id, move, guard=check.guard, verify=check.verify
-            )
-        except GuardRefused:
-            check.identity.forget(check.token)
-            raise Unauthorized(TOKEN_REFUSED) from None
-        except _ANSWERS:
-            await check.verify()
-            raise
-        # Anything else is a 503 (the database) or a 500 (a bug), which say nothing about the
-        # game; checking the token first would only make a struggling database wait twice.
-        if not decided.appended:
-            await check.verify()
-        return decided
-
-    async def _move(
-        self,
-        player: Player,
-        game_id: str,
-        move: PersonMove,
-        guard: Callable[[], TokenGuard] | None,
-        verify: Callable[[], Awaitable[None]] | None = None,
-    ) -> Decided:
-        return await self.decide(
+        outcome = await self.decide(
             game_id,
             move_intent(player.player_id, move, self.ctx.clock),
             command_id=f"{player.player_id}:{move.move_id}",
@@ -229,9 +224,10 @@ class Play:
                 "actor": player.player_id,
                 "move_digest": move.digest,
             },
-            guard=guard,
-            verify=verify,
+            token=check,
         )
+        seat = seat_of(outcome.state, player.player_id)
+        return Moved(await self._view(outcome.state, seat), replayed=outcome.repeat)
 
     async def decide(
         self,
@@ -240,81 +236,70 @@ class Play:
         *,
         command_id: str,
         metadata: dict[str, Any],
-        guard: Callable[[], TokenGuard] | None = None,
-        verify: Callable[[], Awaitable[None]] | None = None,
+        token: TokenCheck | None = None,
         fresh: bool = False,
-    ) -> Decided:
-        """Load → decide (and let the bee players pick) → append, decided again when someone
-        else moved first (`retry.until_applied`); decisions about one game take turns on this
-        instance (`retry.StreamTurns`). A repeat (the same `command_id`) is answered with the
-        state after its first run, or refused with `MoveIdReused` if its
-        `metadata["move_digest"]` differs. `guard` gives the check the append must pass
-        (`EventLog.append`), `verify` the same check made on its own before a command is played
-        out (`plays_out`). `fresh`: decide on a fresh read only, for a caller whose instance's
+    ) -> Outcome:
+        """Load → decide (and let the bee players pick) → append → answer, decided again when
+        someone else moved first (`retry.until_applied`, over `_attempt`'s `Stale`); decisions
+        about one game take turns on this instance (`retry.StreamTurns`). A repeat (the same
+        `command_id`) is answered with the state after its first run, or refused with
+        `MoveIdReused` if its `metadata["move_digest"]` differs. `token`: the caller's token,
+        checked inside the append (its `guard`) or, for any other answer, on its own first
+        (`_Lookups.token`). `fresh`: decide on a fresh read only, for a caller whose instance's
         cached state is likely behind (the turn clock, `usecases/clock.py`)."""
-        request = _Request(game_id, intent, command_id, metadata, guard, verify, fresh=fresh)
-        async with self.turns.turn(request.stream):
-            return await until_applied(partial(self._attempt, request), what="game")
+        request = _Request(game_id, intent, command_id, metadata, token, fresh)
+        lookups = _Lookups(self.ctx.store, request)
+        try:
+            async with self.turns.turn(request.stream):
+                outcome = await until_applied(partial(self._attempt, request, lookups), what="game")
+        except GuardRefused:
+            assert token is not None
+            token.identity.forget(token.token)
+            raise Unauthorized(TOKEN_REFUSED) from None
+        except _ANSWERS:
+            await lookups.token()
+            raise
+        # Anything else is a 503 (the database) or a 500 (a bug), which say nothing about the
+        # game; checking the token first would only make a struggling database wait twice.
+        if not outcome.appended:
+            await lookups.token()
+        return outcome
 
-    async def _attempt(self, request: _Request) -> Decided:
-        """This instance's last state of the game is current unless another instance wrote
-        since (moves of one stream take turns here): decide on it without a read, and read only
-        when that does not end in an append."""
+    async def _attempt(self, request: _Request, lookups: _Lookups) -> Outcome | Stale:
+        """One decision. This instance's last state of the game is current unless another
+        instance wrote since (moves of one stream take turns here): decided on it without a
+        read, and on a fresh read when that does not end in an append."""
         cached = None if request.fresh else self.repository.cached_game(request.game_id)
         if cached is not None:
-            decided = await self._decide_on_cached(cached, request)
-            if decided is not None:
-                return decided
-        return await self._decide_on_fresh(await self.repository.game(request.game_id), request)
+            outcome = await self._decide_on(cached, request, lookups, cached=True)
+            if not isinstance(outcome, Stale):
+                return outcome
+        fresh = await self.repository.game(request.game_id)
+        return await self._decide_on(fresh, request, lookups, cached=False)
 
-    async def _not_yet_written(
-        self, request: _Request, state: GameState, command: Command
-    ) -> Decided | None:
-        """Before a command that `plays_out` is played out: the answer it gets without that,
-        when it will not be written (a repeated command id: its first answer; a token revoked
-        meanwhile: `Unauthorized`), else None. Two lookups, once a request, for the last pick of
-        an online turn only: every other move's decision depends on the mover's own hand and
-        what is public (and on the bee players' hands only through how long they think, which
-        is the same work whatever their hands)."""
-        if request.looked_up or not plays_out(state, command):
-            return None
-        request.looked_up = True
-        if request.verify is not None:
-            await request.verify()
-        done = await self.ctx.store.command_version(request.stream, request.command_id)
-        return None if done is None else await self._repeat(request, done)
-
-    async def _decide_on_cached(self, state: GameState, request: _Request) -> Decided | None:
-        """On a cached state (not read for this decision, so possibly behind) only an append
-        is final: None for anything else (no seat, a refusal, nothing to do, a conflict), to be
-        decided again on a fresh read before it is answered."""
+    async def _decide_on(
+        self, state: GameState, request: _Request, lookups: _Lookups, *, cached: bool
+    ) -> Outcome | Stale:
+        """Decide the command on `state` and append it. On a `cached` state (not read for this
+        decision, so possibly behind) only an append is final: anything else (no seat, a
+        refusal, nothing to do, a conflict) is `Stale`, decided again on a fresh read before
+        it is answered. On a fresh read, a conflict is `Stale` too (someone else moved first)."""
         command = request.intent(state)
         if command is None:
-            return None
-        unwritten = await self._not_yet_written(request, state, command)
-        if unwritten is not None:
-            return unwritten
-        try:
-            after, events = await self._play(state, command)
-        except RuleViolation:
-            return None
-        if not events:
-            return None
-        try:
-            return await self._append(request, state, events, after)
-        except ConcurrencyConflict:
-            return None
-
-    async def _decide_on_fresh(self, state: GameState, request: _Request) -> Decided:
-        command = request.intent(state)
-        if command is None:
+            if cached:
+                return STALE
             raise Forbidden("You do not sit at this game.")
-        unwritten = await self._not_yet_written(request, state, command)
-        if unwritten is not None:
-            return unwritten
+        if plays_out(state, command):
+            done = await lookups.applied_at()
+            if done is not None:
+                return await self._repeat(request, done)
         try:
-            after, events = await self._play(state, command)
+            after, events = await decide_with_bees(
+                state, command, await self.repository.bee_seeds(state)
+            )
         except RuleViolation:
+            if cached:
+                return STALE
             # A repeated move is decided on the state after its first run, where it may break
             # a rule (a second confirm): answer it as the repeat it is. Looked up only on this
             # slow path; otherwise the append checks the command id itself.
@@ -323,16 +308,16 @@ class Play:
                 raise
             return await self._repeat(request, done)
         if not events:
-            return Decided(state, appended=False)  # a clock that fired after the game moved on
-        return await self._append(request, state, events, after)
-
-    async def _play(self, state: GameState, command: Command) -> tuple[GameState, list[Event]]:
-        """The command decided, and the bee players' answers."""
-        return await decide_with_bees(state, command, await self.repository.bee_seeds(state))
+            # On a fresh read: a clock that fired after the game moved on.
+            return STALE if cached else Outcome(state, appended=False)
+        try:
+            return await self._append(request, state, events, after)
+        except ConcurrencyConflict:
+            return STALE
 
     async def _append(
         self, request: _Request, state: GameState, events: list[Event], after: GameState
-    ) -> Decided:
+    ) -> Outcome:
         """Write the game's events in one unit of work with the command id (and, when they end
         the game, the end of the game: `Deals.conclude`), then deliver what it paid."""
         if after.phase == "ended":
@@ -347,16 +332,16 @@ class Play:
             await uow.commit(
                 {"command_id": request.command_id, **request.metadata},
                 command=(request.stream, request.command_id),
-                guard=request.guard() if request.guard is not None else None,
+                guard=request.token.guard() if request.token is not None else None,
             )
         except DuplicateCommand as duplicate:
             return await self._repeat(request, duplicate.version)
         await self.deals.money.deliver(uow.transfers)  # the pot and rewards, if it ended
         final = uow.game_state(request.game_id)
         assert final is not None
-        return Decided(final, appended=True)
+        return Outcome(final, appended=True)
 
-    async def _repeat(self, request: _Request, version: int) -> Decided:
+    async def _repeat(self, request: _Request, version: int) -> Outcome:
         """The answer to a command already applied at `version`: the state it produced, unless
         its body differs from the first run's (`MoveIdReused`)."""
         digest = request.metadata.get("move_digest")
@@ -371,4 +356,4 @@ class Play:
                     "send each new move with a new move_id."
                 )
         state = await self.repository.game_at(request.game_id, version)
-        return Decided(state, appended=False, repeat=True)
+        return Outcome(state, appended=False, repeat=True)

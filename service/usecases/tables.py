@@ -127,7 +127,7 @@ TableChange = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Decided:
+class TableDecision:
     """What a change decides on the table as loaded: its table events, and what they set off."""
 
     events: Sequence[TableEventUnion]
@@ -178,7 +178,7 @@ class Tables:
             seats=seats,
             capacity=players,
         )
-        return await self._open(player, Decided(events=[opened], cause="open", deal=deal))
+        return await self._open(player, TableDecision(events=[opened], cause="open", deal=deal))
 
     async def create_table(
         self,
@@ -208,7 +208,7 @@ class Tables:
             )
 
             hold = await self._hold(player, table_id, stake)
-            return await self._open(player, Decided(events=opened, cause="open", hold=hold))
+            return await self._open(player, TableDecision(events=opened, cause="open", hold=hold))
 
     # --- changes at a table -------------------------------------------------------------------
 
@@ -293,7 +293,9 @@ class Tables:
             game = await self.repository.game(new_table.current_game)
         return self._view(new_table, game, player)
 
-    async def _decide(self, table: TableState, player: Player, change: TableChange) -> Decided:
+    async def _decide(
+        self, table: TableState, player: Player, change: TableChange
+    ) -> TableDecision:
         """What `change` decides on the table as loaded (the table's rules refuse it here)."""
         me = player.player_id
         match change:
@@ -301,30 +303,34 @@ class Tables:
                 joined = decide_join(table, me, player.name, registered=player.registered)
                 events = joined + _seed(fold_table(joined, table), player, seed)
                 full = should_start_when_full(fold_table(events, table))
-                return Decided(events=events, cause="join", deal=full, hold=hold)
+                return TableDecision(events=events, cause="join", deal=full, hold=hold)
             case Start(seed=seed):
                 decide_start(table, me)
-                return Decided(events=_seed(table, player, seed), cause="start", deal=True)
+                return TableDecision(events=_seed(table, player, seed), cause="start", deal=True)
             case FillWithBees(seed=seed, level=level):
                 bees = decide_fill_with_bees(table, me, BEE_NAMES, level)
                 events = bees + _seed(table, player, seed)
-                return Decided(events=events, cause="fill_with_bees", deal=True)
+                return TableDecision(events=events, cause="fill_with_bees", deal=True)
             case PlayAgain(seed=seed):
                 decide_play_again(table, me)
-                return Decided(events=_seed(table, player, seed), cause="play_again", deal=True)
+                return TableDecision(
+                    events=_seed(table, player, seed), cause="play_again", deal=True
+                )
             case ContributeSeed(seed=seed):
                 contributed = decide_contribute(table, me, seed)
-                return Decided(events=contributed, cause="contribute_seed")
+                return TableDecision(events=contributed, cause="contribute_seed")
             case CommitSeed(seed_hash=seed_hash):
                 committed = decide_commit_seed(table, me, seed_hash)
-                return Decided(events=committed, cause="commit_seed")
+                return TableDecision(events=committed, cause="commit_seed")
             case RevealSeed(seed=seed):
                 revealed = decide_reveal(table, me, seed)
-                return Decided(events=revealed, cause="reveal_seed", deal=True)
+                return TableDecision(events=revealed, cause="reveal_seed", deal=True)
             case Leave():
                 left = decide_leave(table, me)
                 game_change = await self._leave_game(table, player)
-                return Decided(events=left, cause="leave", game_change=game_change, leaving=me)
+                return TableDecision(
+                    events=left, cause="leave", game_change=game_change, leaving=me
+                )
         raise AssertionError(f"unknown change {change!r}")  # pragma: no cover
 
     async def _leave_game(
@@ -342,7 +348,7 @@ class Tables:
         seeds = await self.repository.bee_seeds(game)
         return game, (await decide_with_bees(game, leave, seeds))[1]
 
-    async def _open(self, player: Player, decided: Decided) -> TableSeen:
+    async def _open(self, player: Player, decided: TableDecision) -> TableSeen:
         """Commit a new table (its first game prepared in the same unit of work, so never
         stale) and answer it."""
         committed = await self._commit(player, TableState(), decided)
@@ -351,7 +357,7 @@ class Tables:
         return self._view(table, game, player)
 
     async def _commit(
-        self, player: Player, before: TableState, decided: Decided
+        self, player: Player, before: TableState, decided: TableDecision
     ) -> tuple[TableState, GameState | None] | Stale:
         """Append the table events and the games they prepare, start or change, in one unit
         of work. A new table gets its first game prepared (its deal committed); a game that a

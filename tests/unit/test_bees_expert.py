@@ -37,7 +37,17 @@ SMALL = 20_000  # a budget that keeps these tests fast; the code path is the sam
 
 
 @pytest.mark.parametrize("level", ["hard", "expert"])
-@pytest.mark.parametrize(("players", "turns"), [(3, 0), (4, 0), (4, 3), (5, 6), (8, 2), (8, 8)])
+@pytest.mark.parametrize(
+    ("players", "turns"),
+    [
+        (3, 0),
+        (4, 0),
+        (4, 3),
+        (5, 6),
+        pytest.param(8, 2, marks=pytest.mark.slow),
+        pytest.param(8, 8, marks=pytest.mark.slow),
+    ],
+)
 def test_the_expert_bee_decides_the_same_whatever_the_other_hands_hold(
     players: int, turns: int, level: BeeLevel, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -68,6 +78,7 @@ def test_the_expert_bee_decides_the_same_whatever_the_other_hands_hold(
         assert commands[0] == ConfirmPick(seat=seat, bee=decided)
 
 
+@pytest.mark.slow
 def test_the_expert_bee_is_deterministic_given_its_seed_and_uses_the_seed() -> None:
     view = view_for(_started(4, _interleaved(4)), 2)
     seeds = [bee_decision_seed(SERVER_SEED, "g", 2, 1, f"try-{i}") for i in range(8)]
@@ -100,7 +111,9 @@ def test_the_expert_bee_keeps_away_from_a_sixth_bee() -> None:
     assert expert.analyse(view, b"seed", work=SMALL).pick == 23
 
 
-@pytest.mark.parametrize("players", [2, 3, 8])
+@pytest.mark.parametrize(
+    "players", [2, pytest.param(3, marks=pytest.mark.slow), pytest.param(8, marks=pytest.mark.slow)]
+)
 def test_whole_games_of_expert_bees_end_with_every_pick_legal(
     players: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,6 +133,7 @@ def test_whole_games_of_expert_bees_end_with_every_pick_legal(
     assert sum(s.stings for s in state.seats) + on_stems == total_stings(players)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(2, 8), st.randoms(use_true_random=False))
 def test_the_array_flight_is_the_rules_flight(players: int, rng: random.Random) -> None:
@@ -296,7 +310,9 @@ def _seated(state: GameState, plays: list[str]) -> GameState:
     return replace(state, seats=seats)
 
 
-@pytest.mark.parametrize(("players", "turns"), [(4, 0), (5, 4), (6, 0), (8, 5)])
+@pytest.mark.parametrize(
+    ("players", "turns"), [(4, 0), (5, 4), pytest.param(6, 0, marks=pytest.mark.slow), (8, 5)]
+)
 def test_the_expert_imagines_each_seat_as_its_public_level_plays(players: int, turns: int) -> None:
     """Who plays each seat is public (`BeeView.plays`): the expert at every table size imagines an
     easy bee picking as the easy level does, and anyone else (a person, a medium, hard or expert

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,6 +57,7 @@ def _compare_one_game(players: int, rng: random.Random, heuristic_seats: int) ->
     return checked
 
 
+@pytest.mark.slow
 def test_the_fast_flight_matches_the_engine_on_thousands_of_random_turns() -> None:
     rng = random.Random(20261201)
     checked = 0
@@ -65,6 +67,7 @@ def test_the_fast_flight_matches_the_engine_on_thousands_of_random_turns() -> No
     assert checked == 4200
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=200)
 @given(
     table=st.integers(min_value=2, max_value=8).flatmap(

@@ -91,7 +91,17 @@ def test_the_decision_seed_is_the_documented_hmac() -> None:
     assert decision_seeds(SERVER_SEED, "game-1")(3, 7, "pick") == seed
 
 
-@pytest.mark.parametrize(("players", "turns"), [(3, 0), (4, 0), (4, 3), (5, 6), (8, 2), (8, 8)])
+@pytest.mark.parametrize(
+    ("players", "turns"),
+    [
+        (3, 0),
+        (4, 0),
+        (4, 3),
+        (5, 6),
+        pytest.param(8, 2, marks=pytest.mark.slow),
+        pytest.param(8, 8, marks=pytest.mark.slow),
+    ],
+)
 def test_the_strong_bee_decides_the_same_whatever_the_other_hands_hold(
     players: int, turns: int
 ) -> None:
@@ -123,6 +133,7 @@ def test_the_strong_bee_decides_the_same_whatever_the_other_hands_hold(
         assert commands[0] == ConfirmPick(seat=seat, bee=decided)
 
 
+@pytest.mark.slow
 def test_the_strong_bee_is_deterministic_given_its_seed_and_uses_the_seed() -> None:
     state = _started(4, _interleaved(4))
     view = view_for(state, 2)
@@ -193,7 +204,7 @@ def test_the_strong_bee_ignores_a_seat_that_left() -> None:
     assert commands[0].bee in state.seat(4).hand
 
 
-@pytest.mark.parametrize("players", [3, 8])
+@pytest.mark.parametrize("players", [3, pytest.param(8, marks=pytest.mark.slow)])
 def test_whole_games_of_strong_bees_end_with_every_pick_legal(
     players: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -424,6 +424,7 @@ _JSON_VALUES = st.recursive(
 )
 
 
+@pytest.mark.slow
 @given(_JSON_VALUES)
 def test_canonical_value_is_canonical_json_on_its_fast_path_too(value: object) -> None:
     """`canonical_value` takes msgspec's sorted encoder for values without floats (issue 28):

@@ -25,6 +25,7 @@ import random
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given as hypothesis_given
 from hypothesis import settings
 from msgspec.structs import replace
@@ -553,6 +554,7 @@ def play_timed(players: int, kinds: list[bool], order_: list[int], seed: int) ->
     return game
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=100)
 @hypothesis_given(table=tables, seed=seeds)
 def test_property_moves_and_clock_expiries_keep_every_invariant(table: Table, seed: int) -> None:

@@ -4,6 +4,7 @@ histories, many more of them, in a fraction of the time."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,7 @@ from service.store.memory import memory_ports
 from tests.integration.test_coin_invariant import operation, run
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
     stake=st.sampled_from([50, 300, 700]),

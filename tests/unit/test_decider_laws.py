@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -184,6 +185,7 @@ tables = st.integers(min_value=2, max_value=8).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=150)
 @given(
     table=tables,

@@ -385,6 +385,7 @@ def test_small_deck_orders_are_uniform() -> None:
     assert chi_square < 49.73  # 99.9% critical value, 23 degrees of freedom
 
 
+@pytest.mark.slow
 def test_every_bee_lands_in_every_hand_about_equally() -> None:
     """n = 44 (four players): each bee is in each hand with p = 10/44, on the stems with 4/44."""
     players, draws = 4, 8000

@@ -141,7 +141,14 @@ def _work(level: str, view: BeeView, monkeypatch: pytest.MonkeyPatch) -> list[ob
     return spent
 
 
-@pytest.mark.parametrize("level", [name for name, lv in LEVELS.items() if lv.seeded])
+@pytest.mark.parametrize(
+    "level",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name == "expert" else name
+        for name, lv in LEVELS.items()
+        if lv.seeded
+    ],
+)
 @pytest.mark.parametrize(("players", "turns"), [(3, 1), (5, 4)])
 def test_a_thinking_bee_spends_the_same_work_whatever_its_hand(
     level: str, players: int, turns: int, monkeypatch: pytest.MonkeyPatch

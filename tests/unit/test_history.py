@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -190,6 +191,7 @@ def _answer(log: list[Event], after: list[GameState], v: int, seat: int | None, 
     return _json(moment(before, after[v - 1], log[v - 1], seat, over))
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=25)
 @given(game=games, pick=st.integers(min_value=1, max_value=8))
 def test_property_the_state_at_every_version_is_the_fold_of_the_first_v_events(
@@ -216,6 +218,7 @@ def test_property_the_state_at_every_version_is_the_fold_of_the_first_v_events(
         assert [s.hand for s in shown] == [s.hand for s in after[v - 1].seats]
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=15)
 @given(game=games)
 def test_property_a_seat_is_shown_no_bee_hidden_from_it_at_that_version(
@@ -245,6 +248,7 @@ def test_property_a_seat_is_shown_no_bee_hidden_from_it_at_that_version(
         assert not set(_bees_in(listed)) - _seen_by(log, seat, ended - 1)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=12)
 @given(game=games, pick=st.integers(min_value=0, max_value=9))
 def test_property_an_answer_does_not_change_when_a_hidden_value_does(

@@ -65,7 +65,16 @@ def test_an_older_name_is_its_level_and_a_seat_without_one_plays_the_default() -
     assert level(None) is LEVELS[DEFAULT_LEVEL] is LEVELS["easy"]
 
 
-@pytest.mark.parametrize("name", list(get_args(BeeLevel)))
+SEARCHING = ("medium", "strong", "expert")  # whole games of the levels that search: slow
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name in SEARCHING else name
+        for name in get_args(BeeLevel)
+    ],
+)
 def test_every_level_plays_a_legal_game(name: BeeLevel, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(expert, "WORK", 20_000)  # the same code on a small budget: seconds less
     monkeypatch.setattr(expert, "HARD_WORK", 20_000)

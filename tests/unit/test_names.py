@@ -116,6 +116,7 @@ def test_accepted_names_are_stable_and_visible(raw: str) -> None:
 NAME_EXAMPLES = int(os.environ.get("SWARM_NAME_EXAMPLES", "60"))
 
 
+@pytest.mark.slow
 @settings(max_examples=NAME_EXAMPLES, suppress_health_check=[HealthCheck.too_slow])
 @given(st.from_regex(name_pattern(), fullmatch=True).filter(lambda n: len(n) <= NAME_MAX))
 def test_every_name_the_document_allows_is_accepted(raw: str) -> None:

@@ -10,6 +10,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -164,6 +165,7 @@ seeds = st.integers(min_value=0, max_value=2**32 - 1)
 Table = tuple[int, list[bool], list[int]]
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=100)
 @given(table=tables, seed=seeds)
 def test_property_a_game_always_ends_after_exactly_10_turns_with_all_hands_empty(
@@ -190,6 +192,7 @@ def test_property_a_game_always_ends_after_exactly_10_turns_with_all_hands_empty
     assert ended.winners == winners_of(state.seats) == state.winners
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=100)
 @given(table=tables, seed=seeds)
 def test_property_at_most_one_bee_a_turn_is_too_low_and_it_is_that_turns_lowest(
@@ -215,6 +218,7 @@ def test_property_at_most_one_bee_a_turn_is_too_low_and_it_is_that_turns_lowest(
         assert len(landed.taken) in (0, STEM_CAPACITY)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=60)
 @given(table=tables, seed=seeds)
 def test_property_folding_the_recorded_events_from_scratch_gives_exactly_the_live_state(
@@ -229,6 +233,7 @@ def test_property_folding_the_recorded_events_from_scratch_gives_exactly_the_liv
     assert game.state.version == len(game.log)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=60)
 @given(table=tables, seed=seeds)
 def test_property_bees_and_stings_are_conserved_even_when_people_leave(

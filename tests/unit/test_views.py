@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def _assert_stings_beside_every_bee(state: GameState, viewer: int | None) -> Non
             assert score.winner == (score.seat in view.result.winners)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(games)
 def test_every_bee_in_a_view_has_its_stings_and_the_result_is_keyed_by_seat(
