@@ -85,7 +85,7 @@ class Settings:
             if raw is None or raw == "":
                 continue
             try:
-                values[field.name] = _parse(field.name, raw.strip())
+                values[field.name] = parse_value(field.name, raw.strip())
             except ValueError as exc:
                 problems.append(f"{variable}={raw!r}: {exc}")
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -174,7 +174,7 @@ ENV: dict[str, str] = {
 ENV["rate_limit"] = "SWARM_RATE_LIMIT"
 
 
-def _parse(name: str, raw: str) -> Any:
+def parse_value(name: str, raw: str) -> Any:
     kind = {f.name: f.type for f in fields(Settings)}[name]
     if kind == "int":
         if not re.fullmatch(r"-?\d+", raw.replace("_", "")):

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import psycopg
 
 from service.domain.ledger import WalletState, decode_wallet_event, evolve_wallet
-from service.domain.tables import TableState, decode_table_event, evolve_table
+from service.domain.table_events import decode_table_event
+from service.domain.tables import TableState, evolve_table
 from service.domain.transfers import decode_transfer, in_flight
 
 

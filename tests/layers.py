@@ -84,6 +84,8 @@ FORBIDDEN: list[tuple[str, tuple[str, ...]]] = [
             "service.store.pool",
         ),
     ),
+    # the entry points: the store translates or classifies its driver's errors (pool.UNAVAILABLE)
+    ("service.api", ("asyncpg", "psycopg")),
 ]
 
 

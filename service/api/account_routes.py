@@ -269,13 +269,17 @@ class ProfileController(Controller):
         service: Service,
         by: Annotated[
             LeaderboardOrder,
-            QueryParameter(description="Rank by games won (then XP) or by XP (then wins)"),
+            QueryParameter(
+                description="Rank by games won (then XP), by XP (then wins), or by rating"
+            ),
         ] = "wins",
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
     ) -> LeaderboardPage:
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
-        null on the last page). Ties are broken by the other measure, then by player id."""
+        null on the last page). Ties are broken by the other measure, then by player id.
+        `by=rating` ranks the people with a rated game by their skill rating, settled ratings
+        first, then provisional ones (each entry carries its rating, XP beside it)."""
         ranked = await service.profiles.leaderboard(by, limit + 1, offset)
         return leaderboard_page(by, ranked, limit, offset)
 

@@ -11,9 +11,11 @@ from datetime import datetime
 import msgspec
 
 from service.domain.ledger import Badge, badges
+from service.domain.ratings import Rating
 from service.domain.rules.cards import TURNS
 from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo
-from service.domain.tables import TableMode, TableStatus
+from service.domain.table_events import TableMode
+from service.domain.tables import TableStatus
 from service.domain.views import GameView, ViewPhase, view_phase
 from service.store.rows import ListedTable
 from service.usecases.my_games import Seated
@@ -269,6 +271,35 @@ class Coins(msgspec.Struct, frozen=True, kw_only=True):
     held: int
 
 
+class RatingView(msgspec.Struct, frozen=True, kw_only=True):
+    """A skill rating from rated online games (Weng–Lin Plackett–Luce, `openskill`).
+
+    Attributes:
+        points: The rating as shown: 1500 to start (mu × 60, rounded).
+        provisional: Still settling: its uncertainty (sigma) is 6 or more, about the first
+            dozen rated games.
+        games: Rated games it comes from.
+        mu: The skill believed (25 to start).
+        sigma: How unsure that is (25/3 to start; it shrinks as games are played).
+    """
+
+    points: int
+    provisional: bool
+    games: int
+    mu: float
+    sigma: float
+
+
+def rating_view(rating: Rating) -> RatingView:
+    return RatingView(
+        points=rating.points,
+        provisional=rating.provisional,
+        games=rating.games,
+        mu=rating.mu,
+        sigma=rating.sigma,
+    )
+
+
 class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
     """Anyone's public profile (never their coins).
 
@@ -281,6 +312,7 @@ class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
         name: The name shown to others.
         xp: Experience points from online games.
         games_won: Online games won (a shared win counts).
+        rating: The skill rating from rated online games.
     """
 
     player_id: str
@@ -291,6 +323,7 @@ class PublicProfile(msgspec.Struct, frozen=True, kw_only=True):
     games_played: int
     games_won: int
     badges: tuple[Badge, ...]
+    rating: RatingView
 
 
 class Profile(PublicProfile, frozen=True, kw_only=True):
@@ -319,6 +352,7 @@ def public_profile(record: PlayerRecord) -> PublicProfile:
         games_played=stats.games_played,
         games_won=stats.games_won,
         badges=badges(stats.badges),
+        rating=rating_view(record.rating),
     )
 
 
@@ -340,6 +374,7 @@ class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
         games_played: Online games finished.
         xp: Experience points from online games.
         level: 1 + XP ÷ 500, rounded down.
+        rating: The skill rating from rated online games.
     """
 
     rank: int
@@ -349,13 +384,14 @@ class LeaderboardEntry(msgspec.Struct, frozen=True, kw_only=True):
     games_played: int
     xp: int
     level: int
+    rating: RatingView
 
 
 class LeaderboardPage(msgspec.Struct, frozen=True, kw_only=True):
     """A page of the leaderboard.
 
     Attributes:
-        by: `wins` or `xp`: what the ranking is by.
+        by: `wins`, `xp` or `rating`: what the ranking is by.
         entries: The ranked players of this page.
         limit: The page size asked for.
         offset: How many entries come before this page.
@@ -384,6 +420,7 @@ def leaderboard_page(
                 games_played=r.stats.games_played,
                 xp=r.stats.xp,
                 level=r.stats.level,
+                rating=rating_view(r.rating),
             )
             for i, r in enumerate(ranked[:limit])
         ],

@@ -47,7 +47,7 @@ from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
 from service.store.idempotency import PostgresIdempotencyRecords
-from service.store.pool import Pool, open_pool
+from service.store.pool import UNAVAILABLE, Pool, open_pool
 from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
@@ -165,9 +165,7 @@ def create_app(
                 pool.terminate()
             structlog.get_logger(__name__).info("stopped: clock, listener and pool closed")
 
-    exception_handlers: dict[Any, Any] = dict.fromkeys(
-        problems.DATABASE_ERRORS, problems.database_unavailable
-    )
+    exception_handlers: dict[Any, Any] = dict.fromkeys(UNAVAILABLE, problems.database_unavailable)
     exception_handlers[PoolExhausted] = problems.overloaded
     exception_handlers[Busy] = problems.overloaded
     exception_handlers[ValidationException] = problems.validation_failed  # names a missing body

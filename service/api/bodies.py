@@ -179,7 +179,7 @@ class FillWithBeesIn(msgspec.Struct, forbid_unknown_fields=True):
     level: LevelIn = DEFAULT_LEVEL
 
 
-def _seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
+def client_seed_of(data: OptionalSeedIn | FillWithBeesIn | None) -> str | None:
     return data.client_seed if data is not None else None
 
 

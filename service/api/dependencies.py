@@ -99,17 +99,17 @@ def _misspelled_scalar(request: Request[Any, Any, Any], query: _QueryNames) -> s
     return None
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(Exception):
     pass
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
     return value
 
@@ -121,17 +121,17 @@ def duplicate_key(body: bytes) -> str | None:
     if body.count(b":") < 2:
         return None  # one key at most: nothing can repeat
     if b"\\" not in body and body.count(b"{") == 1 and b"[" not in body:
-        return _flat_duplicate_key(body)
+        return flat_duplicate_key(body)
     try:
-        json.loads(body, object_pairs_hook=_no_duplicate_keys)
-    except _DuplicateKey as exc:
+        json.loads(body, object_pairs_hook=no_duplicate_keys)
+    except DuplicateKey as exc:
         return str(exc.args[0])
     except ValueError:  # what msgspec read and the standard library does not (never a 500)
         return None
     return None
 
 
-def _flat_duplicate_key(body: bytes) -> str | None:
+def flat_duplicate_key(body: bytes) -> str | None:
     """`duplicate_key` of valid JSON holding one object and no array, string or escape with a
     bracket or backslash in it (a move, issue 28): without escapes, the quotes alone delimit the
     strings, and a key is a string followed by a colon, written as it reads; so the keys are

@@ -21,7 +21,7 @@ from service.api.problems import CATALOGUE
 from service.domain.audit import GameExport
 from service.domain.rules.commands import Command
 from service.domain.rules.events import Event
-from service.domain.tables import TableEventUnion
+from service.domain.table_events import TableEventUnion
 
 ROOT = Path(__file__).resolve().parents[2]
 

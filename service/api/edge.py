@@ -52,7 +52,6 @@ log = structlog.get_logger("service.access")
 # The last message of a stream ended by a shutdown: an SSE comment and a reconnection delay.
 DRAIN_MESSAGE = b": the server is restarting; reconnect with Last-Event-ID\nretry: 1000\n\n"
 
-
 # Every answer says which contract it speaks (the document's info.version).
 _API_VERSION = (b"api-version", __version__.encode("ascii"))
 _NO_STORE = (b"cache-control", b"no-store")
@@ -441,7 +440,3 @@ async def _respond(
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def wrap(app: Any, **limits: Any) -> Edge:
-    return Edge(app, **limits)

@@ -19,7 +19,7 @@ import msgspec
 
 from service.domain.rules.cards import stings
 from service.domain.rules.events import BeeLanded, Event, PicksRevealed, StemTaken
-from service.domain.tables import TableEventUnion
+from service.domain.table_events import TableEventUnion
 from service.domain.views import VisibleEventData, VisibleTableEventData
 from service.usecases.streams import LogItem
 

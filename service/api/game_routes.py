@@ -46,10 +46,10 @@ from service.api.sse import (
     LastEventId,
     StreamAfter,
     Ticket,
-    _server_sent,
-    _stream_responses,
-    _ticket_out,
+    server_sent,
+    stream_responses,
     stream_start,
+    ticket_out,
 )
 from service.domain.analysis import GameAnalysis, TurnAnalysis
 from service.domain.audit import Expectations, GameExport, parse_head
@@ -299,7 +299,7 @@ class GameController(Controller):
         (EventSource's reconnects reuse it), is good for this stream only, and dies with the
         token it was issued for (logout). Spectators of an online table may have one too."""
         issued = await service.watching.issue_ticket(viewer, "game", str(game_id))
-        return _ticket_out("game", str(game_id), issued.ticket, issued.expires_at)
+        return ticket_out("game", str(game_id), issued.ticket, issued.expires_at)
 
     @get(
         "/{game_id:uuid}/stream",
@@ -307,7 +307,7 @@ class GameController(Controller):
         summary="Follow the game live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
-        responses=_stream_responses(STREAM_DESCRIPTION),
+        responses=stream_responses(STREAM_DESCRIPTION),
     )
     @refuses(NotFound, Forbidden)
     async def stream_game_events(
@@ -332,4 +332,4 @@ class GameController(Controller):
         )
         log.info("stream opened", game_id=str(game_id), after=start)
 
-        return _server_sent(events)
+        return server_sent(events)

@@ -44,7 +44,7 @@ from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
 from service.domain.names import name_pattern
 from service.domain.rules.events import Event
-from service.domain.tables import TableEventUnion
+from service.domain.table_events import TableEventUnion
 
 REF = "#/components/schemas/{name}"
 

@@ -14,7 +14,7 @@ from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusController
 
 from service.api.problems import problem, refuses
-from service.store.migrate import migration_files
+from service.store.migrate import applied_count, migration_files
 
 
 class Liveness(msgspec.Struct):
@@ -68,9 +68,7 @@ async def health_live() -> Liveness:
 async def health_ready(state: State) -> Readiness:
     """Ready for traffic: the database answers and every migration on disk is applied."""
     expected: list[str] = state.expected_migrations
-    applied = await state.pool.fetchval(
-        "select count(*) from schema_migrations where name = any($1::text[])", expected
-    )
+    applied = await applied_count(state.pool, expected)
     if applied != len(expected):
         raise problem(
             503,

@@ -14,7 +14,6 @@ import types
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-import asyncpg
 import msgspec
 import structlog
 from litestar import Request, Response
@@ -508,7 +507,7 @@ def problem(
     )
 
 
-def _rule_violation(exc: Refused) -> ProblemDetailsException:
+def rule_violation(exc: Refused) -> ProblemDetailsException:
     """Every refusal of the domain (`service/domain/refusals.py`), the rules' among them."""
     status = (
         403
@@ -643,7 +642,7 @@ def problem_details_config() -> ProblemDetailsConfig:
         enable_for_all_http_exceptions=True,
         exception_to_problem_detail_map={
             HTTPException: _http_exception,
-            Refused: _rule_violation,
+            Refused: rule_violation,
             NotFound: _not_found,
             VersionNotFound: _version_not_found,
             Unauthorized: _unauthorized,
@@ -680,24 +679,6 @@ def overloaded(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]
 def internal_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.exception("unhandled error", exc_info=exc)
     return problem(500, "internal-error", "This is a bug.").to_response(request)
-
-
-DATABASE_ERRORS: tuple[type[Exception], ...] = (
-    asyncpg.exceptions.CannotConnectNowError,
-    asyncpg.exceptions.ConnectionDoesNotExistError,
-    asyncpg.exceptions.InterfaceError,
-    asyncpg.exceptions.PostgresConnectionError,
-    # 57xxx: the server is shutting down or restarting (admin/crash shutdown), or a statement
-    # ran past statement_timeout (57014, query canceled).
-    asyncpg.exceptions.OperatorInterventionError,
-    # 55P03: a lock wait ran past lock_timeout (the append lock under a slow database).
-    asyncpg.exceptions.LockNotAvailableError,
-    # 53xxx: too many connections, out of memory or disk.
-    asyncpg.exceptions.InsufficientResourcesError,
-    ConnectionError,
-    OSError,
-    TimeoutError,
-)
 
 
 # The code each exception is answered with, for those that carry none of their own (every

@@ -14,6 +14,7 @@ from service.api.dependencies import BODY, Service, strict_body
 from service.api.limits import client_address
 from service.api.problems import refuses
 from service.domain.names import InvalidName
+from service.store.pool import ping
 from service.usecases.identity import TooManySignUps
 
 
@@ -53,5 +54,5 @@ class GuestController(Controller):
 @refuses()
 async def health(state: State) -> Health:
     """Liveness and database readiness."""
-    await state.pool.fetchval("SELECT 1")
+    await ping(state.pool)
     return Health(status="ok", database="ok")

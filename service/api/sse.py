@@ -91,7 +91,7 @@ Ticket = Annotated[
 STREAM_SECURITY: list[dict[str, list[str]]] = [{"bearer": []}, {"streamTicket": []}]
 
 
-def _stream_responses(description: str) -> dict[int, ResponseSpec]:
+def stream_responses(description: str) -> dict[int, ResponseSpec]:
     return {
         200: ResponseSpec(
             data_container=str,
@@ -102,7 +102,7 @@ def _stream_responses(description: str) -> dict[int, ResponseSpec]:
     }
 
 
-def _server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
+def server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         async for event in events:
             yield _sse_message(event)
@@ -121,6 +121,6 @@ def _sse_message(item: LogItem | None) -> ServerSentEventMessage:
     )
 
 
-def _ticket_out(kind: str, ident: str, ticket: str, expires_at: datetime) -> StreamTicketOut:
+def ticket_out(kind: str, ident: str, ticket: str, expires_at: datetime) -> StreamTicketOut:
     path = f"/{kind}s/{ident}/stream?ticket={ticket}"
     return StreamTicketOut(ticket=ticket, expires_at=expires_at, stream_url=path)

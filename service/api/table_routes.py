@@ -24,7 +24,7 @@ from service.api.bodies import (
     SoloTableIn,
     StreamTicketOut,
     TableIn,
-    _seed_of,
+    client_seed_of,
 )
 from service.api.dependencies import (
     AUTH,
@@ -45,10 +45,10 @@ from service.api.sse import (
     LastEventId,
     StreamAfter,
     Ticket,
-    _server_sent,
-    _stream_responses,
-    _ticket_out,
+    server_sent,
+    stream_responses,
     stream_start,
+    ticket_out,
 )
 from service.domain.ledger import InsufficientCoins
 from service.domain.rules.bees import DEFAULT_LEVEL
@@ -198,7 +198,9 @@ class TableController(Controller):
         data: JSONBody[OptionalSeedIn | None] = None,
     ) -> TableView:
         """Take the next free seat. The game starts at once if that fills the table."""
-        return table_view(await service.tables.join_table(player, str(table_id), _seed_of(data)))
+        return table_view(
+            await service.tables.join_table(player, str(table_id), client_seed_of(data))
+        )
 
     @post(
         "/tables/{table_id:uuid}/leave",
@@ -242,7 +244,9 @@ class TableController(Controller):
     ) -> TableView:
         """The host starts the first game: with at least two people seated, or at a solo table
         opened with `"deal": false`."""
-        return table_view(await service.tables.start_game(player, str(table_id), _seed_of(data)))
+        return table_view(
+            await service.tables.start_game(player, str(table_id), client_seed_of(data))
+        )
 
     @post(
         "/tables/{table_id:uuid}/bees",
@@ -281,7 +285,7 @@ class TableController(Controller):
         and the game starts at once."""
         level = data.level if data is not None else DEFAULT_LEVEL
         return table_view(
-            await service.tables.fill_with_bees(player, str(table_id), _seed_of(data), level)
+            await service.tables.fill_with_bees(player, str(table_id), client_seed_of(data), level)
         )
 
     @post(
@@ -312,7 +316,9 @@ class TableController(Controller):
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
         `game_opened` event."""
-        return table_view(await service.tables.play_again(player, str(table_id), _seed_of(data)))
+        return table_view(
+            await service.tables.play_again(player, str(table_id), client_seed_of(data))
+        )
 
     @post(
         "/tables/{table_id:uuid}/seed",
@@ -394,7 +400,7 @@ class TableController(Controller):
         (EventSource's reconnects reuse it), is good for this stream only, and dies with the
         token it was issued for (logout)."""
         issued = await service.watching.issue_ticket(viewer, "table", str(table_id))
-        return _ticket_out("table", str(table_id), issued.ticket, issued.expires_at)
+        return ticket_out("table", str(table_id), issued.ticket, issued.expires_at)
 
     @get(
         "/tables/{table_id:uuid}/stream",
@@ -402,7 +408,7 @@ class TableController(Controller):
         summary="Follow the table live (Server-Sent Events)",
         opt={NO_ACCESS_LOG: True},
         security=STREAM_SECURITY,
-        responses=_stream_responses(TABLE_STREAM_DESCRIPTION),
+        responses=stream_responses(TABLE_STREAM_DESCRIPTION),
     )
     @refuses(NotFound, Forbidden)
     async def stream_table_events(
@@ -425,4 +431,4 @@ class TableController(Controller):
         )
         log.info("stream opened", table_id=str(table_id), after=start)
 
-        return _server_sent(events)
+        return server_sent(events)

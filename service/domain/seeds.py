@@ -24,7 +24,7 @@ from service.domain.table_events import (
     SeedWithheld,
     TableEventUnion,
 )
-from service.domain.tables import SeedsAreClosed, TableState, _seeding
+from service.domain.tables import SeedsAreClosed, TableState, seeding
 
 
 class NothingToReveal(IllegalMove):
@@ -44,7 +44,7 @@ class SeedDoesNotMatch(InvalidMove):
 
 def decide_commit_seed(state: TableState, player_id: str, seed_hash: str) -> list[TableEventUnion]:
     """A seated person's commitment to a seed they reveal after every seat has committed."""
-    game_id = _seeding(state, player_id)
+    game_id = seeding(state, player_id)
     if state.seeds_closed:
         raise SeedsAreClosed("Seeds are closed: the deal waits for the committed ones.")
     return [SeedCommitted(game_id=game_id, player_id=player_id, seed_hash=seed_hash)]
@@ -70,7 +70,7 @@ def reveal_window_over(state: TableState, now: datetime, window: timedelta = REV
 
 def decide_reveal(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
     """The seed behind a person's commitment, once seeds are closed; it must hash to it."""
-    game_id = _seeding(state, player_id)
+    game_id = seeding(state, player_id)
     committed = state.seed_hash_of(player_id)
     if committed is None:
         raise NothingToReveal("You have no committed seed waiting to be revealed.")

@@ -13,7 +13,6 @@ dealt at the table numbers its seats the same way. The events themselves are in
 `table_events.py` (re-exported here); the commit-reveal rules for seeds are in `seeds.py`.
 """
 
-# ruff: noqa: F405  (the events come from table_events.py by a re-exporting star import)
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -27,10 +26,28 @@ from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.cards import MAX_PLAYERS, MIN_PLAYERS
 from service.domain.rules.errors import IllegalMove, InvalidMove
 from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo, SeatKind
-
-# The events, re-exported: callers read a table's whole vocabulary from here.
-from service.domain.table_events import *  # noqa: F403
-from service.domain.table_events import TableEventUnion
+from service.domain.table_events import (
+    BuyInHeld,
+    BuyInReturned,
+    GameFinished,
+    GameOpened,
+    GamePrepared,
+    HostChanged,
+    PotFormed,
+    PotSettled,
+    SeatFreed,
+    SeatTaken,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    SeedsClosed,
+    SeedWithheld,
+    Stake,
+    TableClosedEvent,
+    TableEventUnion,
+    TableMode,
+    TableOpened,
+)
 
 TableStatus = Literal["open", "playing", "between_games", "closed"]
 
@@ -499,7 +516,7 @@ class SeedsAreClosed(IllegalMove):
     title = "The deal is waiting for committed seeds to be revealed"
 
 
-def _seeding(state: TableState, player_id: str) -> str:
+def seeding(state: TableState, player_id: str) -> str:
     """The prepared game a seated person may seed now; raises otherwise."""
     _require_open(state)
     if state.seat_of(player_id) is None:
@@ -512,7 +529,7 @@ def _seeding(state: TableState, player_id: str) -> str:
 def decide_contribute(state: TableState, player_id: str, seed: str) -> list[TableEventUnion]:
     """A seated person's seed for the prepared game, once its commitment is public, until seeds
     are closed."""
-    game_id = _seeding(state, player_id)
+    game_id = seeding(state, player_id)
     if state.seeds_closed:
         raise SeedsAreClosed("Seeds are closed: the deal waits for the committed ones.")
     return [SeedContributed(game_id=game_id, player_id=player_id, seed=seed)]

@@ -31,7 +31,7 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.codec import TaggedCodec, tag_of
+from service.domain.codec import TaggedCodec
 from service.domain.ledger import (
     CoinsGranted,
     GameRecord,
@@ -203,7 +203,3 @@ def encode_transfer(transfer: Transfer) -> bytes:
 
 def decode_transfer(data: bytes | str) -> TransferUnion:
     return _codec.decode(data)
-
-
-def transfer_kind(transfer: Transfer) -> str:
-    return tag_of(transfer)

@@ -160,7 +160,7 @@ _HORIZON = "txid < pg_snapshot_xmin(pg_current_snapshot())"
 _METADATA_DECODER = msgspec.json.Decoder(dict[str, Any])
 _EMPTY_METADATA = "{}"
 _PARAM = re.compile(r"\$(\d+)")
-_FOLDABLE = re.compile(r"(?is)^\s*(insert|update|delete)\b")
+FOLDABLE = re.compile(r"(?is)^\s*(insert|update|delete)\b")
 
 
 class _Heads:
@@ -213,7 +213,7 @@ def _to_event(
 
 @functools.lru_cache(maxsize=512)
 def _is_foldable(sql: str) -> bool:
-    return _FOLDABLE.match(sql) is not None
+    return FOLDABLE.match(sql) is not None
 
 
 def _shifted(offset: int, number: re.Match[str]) -> str:
@@ -237,7 +237,7 @@ def _folded_sql(statements: tuple[tuple[str, int], ...]) -> str:
     offset = _APPEND_PARAMS
     for i, (sql, count) in enumerate(statements):
         body = sql.strip().rstrip(";")
-        if not _FOLDABLE.match(body):
+        if not FOLDABLE.match(body):
             raise ValueError(f"also= statements must be INSERT, UPDATE or DELETE: {sql!r}")
         numbers = [int(n) for n in _PARAM.findall(body)]
         if numbers and max(numbers) != count:

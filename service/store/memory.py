@@ -701,13 +701,16 @@ class InMemoryStandings:
         return PublicStanding(standing=shown, registered=account is not None)
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
-        def order(s: Standing) -> tuple[int, int, str]:
+        def order(s: Standing) -> tuple[float, float, str]:
+            if by == "rating":  # settled ratings first (PostgreSQL's sigma < 6), then by mu
+                return (float(s.rating.provisional), -s.rating_mu, s.player_id)
             first, second = (s.games_won, s.xp) if by == "wins" else (s.xp, s.games_won)
             return (-first, -second, s.player_id)
 
-        return sorted(self.tables.standings.values(), key=order)[offset : offset + limit]
+        standings = [s for s in self.tables.standings.values() if by != "rating" or s.rated_games]
+        return sorted(standings, key=order)[offset : offset + limit]
 
 
 def memory_ports(clock: Callable[[], datetime] = _now) -> Ports:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import psycopg
+
+from service.store.pool import Pool
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +39,15 @@ def _checksum(sql: str) -> str:
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
     return sorted(directory.glob("*.sql"), key=lambda path: path.name)
+
+
+async def applied_count(pool: Pool, names: Sequence[str]) -> int:
+    """How many of the migrations `names` the database has applied (`/health/ready`)."""
+    return int(
+        await pool.fetchval(
+            "select count(*) from schema_migrations where name = any($1::text[])", list(names)
+        )
+    )
 
 
 def migrate(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:

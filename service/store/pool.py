@@ -64,6 +64,32 @@ SERVER_SETTINGS = {
 }
 
 
+# What the driver (or the network under it) raises when the database is away, restarting or
+# overwhelmed: the API answers each with 503 `database-unavailable` (service/api/app.py), so no
+# module above the store needs to know the driver's exceptions.
+UNAVAILABLE: tuple[type[Exception], ...] = (
+    asyncpg.CannotConnectNowError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    # 57xxx: the server is shutting down or restarting (admin/crash shutdown), or a statement
+    # ran past statement_timeout (57014, query canceled).
+    asyncpg.OperatorInterventionError,
+    # 55P03: a lock wait ran past lock_timeout (the append lock under a slow database).
+    asyncpg.LockNotAvailableError,
+    # 53xxx: too many connections, out of memory or disk.
+    asyncpg.InsufficientResourcesError,
+    ConnectionError,
+    OSError,
+    TimeoutError,
+)
+
+
+async def ping(pool: Pool) -> None:
+    """One round trip to the database (`/health`): raises one of `UNAVAILABLE` if it is away."""
+    await pool.fetchval("select 1")
+
+
 class _BoundedAcquire:
     """``pool.acquire()`` with the pool's default timeout, its TimeoutError made specific."""
 

@@ -302,9 +302,10 @@ class Standings(Protocol):
         ...
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
-        """By games won then XP, or XP then games won; ties by player id."""
+        """By games won then XP, or XP then games won; or, of the people with a rated game,
+        settled ratings then provisional ones, each by mu; ties by player id."""
         ...
 
 

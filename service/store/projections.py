@@ -40,12 +40,14 @@ on conflict (player_id) do update
 """
 
 _STATS_UPSERT = """
-insert into player_stats (player_id, name, games_played, games_won, xp, badges)
-values ($1, $2, $3, $4, $5, $6)
+insert into player_stats (player_id, name, games_played, games_won, xp, badges,
+                          rating_mu, rating_sigma, rated_games)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 on conflict (player_id) do update
    set name = excluded.name, games_played = excluded.games_played,
        games_won = excluded.games_won, xp = excluded.xp, badges = excluded.badges,
-       updated_at = now()
+       rating_mu = excluded.rating_mu, rating_sigma = excluded.rating_sigma,
+       rated_games = excluded.rated_games, updated_at = now()
 """
 
 _OUTBOX_INSERT = """
@@ -104,7 +106,17 @@ def _wallet(row: WalletBalance) -> Statement:
 def _standing(row: Standing) -> Statement:
     return (
         _STATS_UPSERT,
-        (row.player_id, row.name, row.games_played, row.games_won, row.xp, list(row.badges)),
+        (
+            row.player_id,
+            row.name,
+            row.games_played,
+            row.games_won,
+            row.xp,
+            list(row.badges),
+            row.rating_mu,
+            row.rating_sigma,
+            row.rated_games,
+        ),
     )
 
 

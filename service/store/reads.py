@@ -74,7 +74,8 @@ class StoredTableMembership:
 
 _WALLET = "select balance, held, granted, version from wallets where player_id = $1"
 _STATS = """
-select name, games_played, games_won, xp, badges from player_stats where player_id = $1
+select name, games_played, games_won, xp, badges, rating_mu, rating_sigma, rated_games
+  from player_stats where player_id = $1
 """
 _PUBLIC_PLAYER = """
 select coalesce(a.name, s.name,
@@ -84,20 +85,33 @@ select coalesce(a.name, s.name,
        coalesce(s.games_played, 0) as games_played,
        coalesce(s.games_won, 0) as games_won,
        coalesce(s.xp, 0) as xp,
-       coalesce(s.badges, '{}') as badges
+       coalesce(s.badges, '{}') as badges,
+       coalesce(s.rating_mu, 25) as rating_mu,
+       coalesce(s.rating_sigma, 8.333333333333334) as rating_sigma,
+       coalesce(s.rated_games, 0) as rated_games
   from (select $1::text as player_id) p
   left join accounts a on a.player_id = p.player_id
   left join player_stats s on s.player_id = p.player_id
 """
 _LEADERBOARD = {
     "wins": """
-select player_id, name, games_played, games_won, xp, badges from player_stats
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
  order by games_won desc, xp desc, player_id
  limit $1 offset $2
 """,
     "xp": """
-select player_id, name, games_played, games_won, xp, badges from player_stats
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
  order by xp desc, games_won desc, player_id
+ limit $1 offset $2
+""",
+    # People with a rated game: settled ratings first, then provisional ones (migration 0018).
+    "rating": """
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
+ where rated_games > 0
+ order by (rating_sigma < 6) desc, rating_mu desc, player_id
  limit $1 offset $2
 """,
 }
@@ -126,6 +140,9 @@ class StoredStandings:
             games_won=row[2],
             xp=row[3],
             badges=tuple(row[4]),
+            rating_mu=row[5],
+            rating_sigma=row[6],
+            rated_games=row[7],
         )
 
     async def public(self, player_id: str) -> PublicStanding | None:
@@ -139,11 +156,14 @@ class StoredStandings:
             games_won=row["games_won"],
             xp=row["xp"],
             badges=tuple(row["badges"]),
+            rating_mu=row["rating_mu"],
+            rating_sigma=row["rating_sigma"],
+            rated_games=row["rated_games"],
         )
         return PublicStanding(standing=standing, registered=row["registered"])
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
         return [
             Standing(
@@ -153,6 +173,9 @@ class StoredStandings:
                 games_won=r[3],
                 xp=r[4],
                 badges=tuple(r[5]),
+                rating_mu=r[6],
+                rating_sigma=r[7],
+                rated_games=r[8],
             )
             for r in await self._pool.fetch(_LEADERBOARD[by], limit, offset)
         ]

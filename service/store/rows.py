@@ -15,9 +15,11 @@ from datetime import datetime
 import msgspec
 
 from service.domain.ledger import PlayerStats, WalletState
+from service.domain.ratings import NEW, Rating
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.events import BeeLevel
-from service.domain.tables import TableMode, TableState, TableStatus
+from service.domain.table_events import TableMode
+from service.domain.tables import TableState, TableStatus
 from service.domain.transfers import TransferUnion
 
 
@@ -70,9 +72,12 @@ class Standing(Row, frozen=True, kw_only=True, gc=False):
     games_won: int = 0
     xp: int = 0
     badges: tuple[str, ...] = ()
+    rating_mu: float = NEW.mu
+    rating_sigma: float = NEW.sigma
+    rated_games: int = 0
 
     @classmethod
-    def of(cls, player_id: str, name: str, stats: PlayerStats) -> Standing:
+    def of(cls, player_id: str, name: str, stats: PlayerStats, rating: Rating = NEW) -> Standing:
         return cls(
             player_id=player_id,
             name=name,
@@ -80,7 +85,14 @@ class Standing(Row, frozen=True, kw_only=True, gc=False):
             games_won=stats.games_won,
             xp=stats.xp,
             badges=tuple(stats.badges),
+            rating_mu=rating.mu,
+            rating_sigma=rating.sigma,
+            rated_games=rating.games,
         )
+
+    @property
+    def rating(self) -> Rating:
+        return Rating(mu=self.rating_mu, sigma=self.rating_sigma, games=self.rated_games)
 
     @property
     def stats(self) -> PlayerStats:

@@ -12,7 +12,7 @@ from service.domain.rules.bees import decision_seeds
 from service.domain.rules.commands import StartGame
 from service.domain.rules.engine import initial_state
 from service.domain.rules.events import DealCommitted, DealProof, DealRevealed
-from service.domain.tables import GameFinished, GameOpened, GamePrepared
+from service.domain.table_events import GameFinished, GameOpened, GamePrepared
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context
 from service.usecases.money import Money

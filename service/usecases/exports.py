@@ -32,7 +32,7 @@ from service.domain.chain import CHAIN_V1, GENESIS
 from service.domain.rules import errors as rule_errors
 from service.domain.rules.engine import GameState
 from service.domain.rules.events import DealRevealed, GameStarted, decode_event
-from service.domain.tables import GameOpened, GamePrepared, decode_table_event
+from service.domain.table_events import GameOpened, GamePrepared, decode_table_event
 from service.store.log import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import Busy

@@ -18,7 +18,8 @@ from service.domain.players import PlayerRecord, player_record
 from service.domain.rules.bees import SeedFor, decision_seeds, needs_decision_seeds
 from service.domain.rules.engine import GameState, fold, initial_state
 from service.domain.rules.events import decode_events
-from service.domain.tables import TableState, decode_table_event, fold_table
+from service.domain.table_events import decode_table_event
+from service.domain.tables import TableState, fold_table
 from service.usecases.context import Context, stream
 from service.usecases.errors import NotFound
 

@@ -22,11 +22,8 @@ from service.domain.chain import CHAIN_V1
 from service.domain.rules.events import (
     decode_event,
 )
-from service.domain.tables import (
-    TableState,
-    decode_table_event,
-    evolve_table,
-)
+from service.domain.table_events import decode_table_event
+from service.domain.tables import TableState, evolve_table
 from service.domain.views import (
     VisibleEventData,
     VisibleTableEventData,

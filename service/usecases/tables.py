@@ -33,10 +33,8 @@ from service.domain.seeds import (
     decide_withhold,
     reveal_window_over,
 )
+from service.domain.table_events import TableClosedEvent, TableEventUnion, TableOpened
 from service.domain.tables import (
-    TableClosedEvent,
-    TableEventUnion,
-    TableOpened,
     TableState,
     decide_contribute,
     decide_fill_with_bees,

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from service.domain.codec import encode_canonical
+from service.domain.codec import encode_canonical, tag_of
 from service.domain.ledger import (
     StakeCommitted,
     StakeHeld,
@@ -25,6 +25,7 @@ from service.domain.ledger import (
     wallet_event_type,
 )
 from service.domain.players import GameRecorded, PlayerRecord
+from service.domain.ratings import RatingChanged
 from service.domain.rules.engine import GameState, fold
 from service.domain.rules.events import (
     DealCommitted,
@@ -34,13 +35,13 @@ from service.domain.rules.events import (
     TurnStarted,
     event_type,
 )
-from service.domain.table_events import SeedContributed, SeedRevealed
-from service.domain.tables import (
+from service.domain.table_events import (
+    SeedContributed,
+    SeedRevealed,
     TableEventUnion,
-    TableState,
-    evolve_table,
     table_event_type,
 )
+from service.domain.tables import TableState, evolve_table
 from service.domain.transfers import TransferUnion
 from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
@@ -83,7 +84,7 @@ class UnitOfWork:
         self._secrets: dict[str, bytes] = {}
         self._games: dict[str, _Stream[GameState, Event]] = {}
         self._wallets: dict[str, _Stream[WalletState, WalletEventUnion]] = {}
-        self._records: dict[str, tuple[PlayerRecord, list[GameRecorded]]] = {}
+        self._records: dict[str, tuple[PlayerRecord, list[GameRecorded | RatingChanged]]] = {}
         self.transfers: list[TransferUnion] = []  # to wallets, through the table's outbox
 
     # --- the table ----------------------------------------------------------------------------
@@ -141,9 +142,16 @@ class UnitOfWork:
             entry.events.append(event)
             entry.after = evolve_wallet(entry.after, event)
 
-    async def record(self, player_id: str, event: GameRecorded) -> None:
+    async def player_record(self, player_id: str) -> PlayerRecord:
+        """The person's record as loaded, with the rating this unit has changed it to."""
         if player_id not in self._records:
             self._records[player_id] = (await self.repository.player_record(player_id), [])
+        loaded, recorded = self._records[player_id]
+        changes = [e for e in recorded if isinstance(e, RatingChanged)]
+        return msgspec.structs.replace(loaded, rating=changes[-1].after) if changes else loaded
+
+    async def record(self, player_id: str, event: GameRecorded | RatingChanged) -> None:
+        await self.player_record(player_id)
         self._records[player_id][1].append(event)
 
     def transfer(self, transfer: TransferUnion) -> None:
@@ -224,7 +232,7 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("player", player_id),
                     expected_version=loaded.version,
-                    events=[_new("game_recorded", e) for e in recorded],
+                    events=[_new(tag_of(e), e) for e in recorded],
                 )
             )
         return appends
@@ -265,9 +273,13 @@ class UnitOfWork:
         rows += [OwedTransfer(transfer=t) for t in self.transfers]
         for player_id, (loaded, recorded) in self._records.items():
             stats = loaded.stats
+            rating = loaded.rating
             for event in recorded:
-                stats = record_game(stats, event.record)
-            rows.append(Standing.of(player_id, loaded.name, stats))
+                if isinstance(event, GameRecorded):
+                    stats = record_game(stats, event.record)
+                else:
+                    rating = event.after
+            rows.append(Standing.of(player_id, loaded.name, stats, rating))
         if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:

@@ -15,7 +15,7 @@ import pytest
 from openapi_spec_validator import validate
 
 import service
-from service.api.problems import CATALOGUE, _rule_violation
+from service.api.problems import CATALOGUE, rule_violation
 from service.domain.rules.errors import RuleViolation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,7 +219,7 @@ def test_every_code_the_server_can_raise_is_in_the_catalogue() -> None:
 def test_rule_violations_are_catalogued_with_the_status_they_are_answered_with() -> None:
     _import_everything()
     for cls in _subclasses(RuleViolation):
-        exc = _rule_violation(cls("x"))
+        exc = rule_violation(cls("x"))
         assert CATALOGUE[cls.code].status == exc.status_code, cls
 
 

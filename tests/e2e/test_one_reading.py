@@ -60,12 +60,12 @@ def test_a_flat_body_is_checked_without_a_second_decode_and_read_the_same() -> N
     for body in bodies:
         slow = None
         try:
-            json.loads(body, object_pairs_hook=dependencies._no_duplicate_keys)
-        except dependencies._DuplicateKey as exc:
+            json.loads(body, object_pairs_hook=dependencies.no_duplicate_keys)
+        except dependencies.DuplicateKey as exc:
             slow = exc.args[0]
         assert duplicate_key(body) == slow, body
         if b"\\" not in body and body.count(b"{") == 1:
-            assert dependencies._flat_duplicate_key(body) == slow, body
+            assert dependencies.flat_duplicate_key(body) == slow, body
     assert duplicate_key(b'{"a": 1, "b": 2, "a": 3, "b": 4}') == "a"
     assert duplicate_key(b'{"\xc3\xa9": 1, "\xc3\xa9": 2}') == "\u00e9"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import ENV, Settings, SettingsError, _parse
+from service.settings import ENV, Settings, SettingsError, parse_value
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -107,7 +107,7 @@ def test_the_readme_table_lists_every_setting_with_its_default() -> None:
         if default is None:
             assert cell.startswith("unset"), (variable, cell)
         else:
-            assert _parse(field.name, shown.replace(",", "")) == default, (variable, cell)
+            assert parse_value(field.name, shown.replace(",", "")) == default, (variable, cell)
     assert len(rows) == len(fields(Settings))
 
 

@@ -69,6 +69,7 @@ def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
             "service.store.events",
         ),
         ("service/store/log.py", "from asyncpg import UniqueViolationError\n", "asyncpg"),
+        ("service/api/problems.py", "import asyncpg\n", "asyncpg"),
     ],
 )
 def test_a_forbidden_import_is_reported(

@@ -9,7 +9,7 @@ import typing
 from datetime import UTC, datetime
 
 from service.domain.transfers import ReleaseStake
-from service.store.events import _FOLDABLE
+from service.store.events import FOLDABLE
 from service.store.projections import statements
 from service.store.rows import (
     AccessToken,
@@ -59,6 +59,6 @@ def test_every_kind_of_row_is_here() -> None:
 def test_every_row_folds_into_the_append() -> None:
     for row in ONE_OF_EACH:
         for sql, args in statements(row):
-            assert _FOLDABLE.match(sql), (type(row).__name__, sql)
+            assert FOLDABLE.match(sql), (type(row).__name__, sql)
             numbers = {int(n) for n in re.findall(r"\$(\d+)", sql)}
             assert numbers == set(range(1, len(args) + 1)), (type(row).__name__, sql)

@@ -7,7 +7,7 @@ import importlib
 import pkgutil
 
 import service
-from service.api.problems import CATALOGUE, _rule_violation
+from service.api.problems import CATALOGUE, rule_violation
 from service.domain.ledger import InsufficientCoins
 from service.domain.names import InvalidName
 from service.domain.refusals import Malformed, NotAllowedNow, Refused
@@ -29,7 +29,7 @@ def test_every_refusal_is_answered_with_its_catalogued_status() -> None:
     assert len(refusals) > 30
     for cls in refusals:
         assert cls.code in CATALOGUE, cls
-        assert _rule_violation(cls("x")).status_code == CATALOGUE[cls.code].status, cls
+        assert rule_violation(cls("x")).status_code == CATALOGUE[cls.code].status, cls
 
 
 def test_coins_accounts_and_names_are_refusals_but_not_moves() -> None:

@@ -29,16 +29,18 @@ from service.domain.seeds import (
     reveal_window_over,
     seen_by,
 )
-from service.domain.tables import (
+from service.domain.table_events import (
     GameOpened,
     GamePrepared,
-    NoGameToSeed,
     SeatTaken,
     SeedContributed,
-    SeedsAreClosed,
     SeedsClosed,
     SeedWithheld,
     TableEventUnion,
+)
+from service.domain.tables import (
+    NoGameToSeed,
+    SeedsAreClosed,
     TableState,
     decide_contribute,
     decide_leave,

@@ -18,7 +18,7 @@ from service.domain.ledger import (
 )
 from service.domain.ratings import Placing
 from service.domain.rules.events import SeatInfo
-from service.domain.tables import (
+from service.domain.table_events import (
     BuyInHeld,
     BuyInReturned,
     GameOpened,
@@ -26,11 +26,8 @@ from service.domain.tables import (
     SeatTaken,
     Stake,
     TableOpened,
-    TableState,
-    decide_buy_in,
-    decide_return_buy_in,
-    fold_table,
 )
+from service.domain.tables import TableState, decide_buy_in, decide_return_buy_in, fold_table
 from service.domain.transfers import (
     CommitStake,
     GrantReward,

@@ -21,7 +21,7 @@ from service.domain.audit.export import Decoded, Row, TableRow
 from service.domain.audit.report import Failed
 from service.domain.chain import GENESIS, verify_chain
 from service.domain.rules.events import DealCommitted, GameStarted, TurnStarted
-from service.domain.tables import (
+from service.domain.table_events import (
     GameOpened,
     GamePrepared,
     SeedCommitted,
@@ -29,9 +29,8 @@ from service.domain.tables import (
     SeedRevealed,
     SeedsClosed,
     SeedWithheld,
-    TableState,
-    evolve_table,
 )
+from service.domain.tables import TableState, evolve_table
 
 _SEED_EVENTS = (SeedContributed, SeedCommitted, SeedsClosed, SeedRevealed, SeedWithheld)
 

@@ -30,7 +30,7 @@ import msgspec
 from service.domain.audit.report import Failed
 from service.domain.chain import CHAIN_V1, ChainLink, seal_key
 from service.domain.rules.events import Event
-from service.domain.tables import TableEventUnion
+from service.domain.table_events import TableEventUnion
 
 FORMAT = "swarm-game-export/1"
 

@@ -55,7 +55,7 @@ from service.domain.rules.events import (
     TurnStarted,
 )
 from service.domain.rules.flight import is_sixth, landing_stem, too_low_chooser, too_low_stem
-from service.domain.rules.fold import _APPLY, Folding, evolve, fold
+from service.domain.rules.fold import APPLY, Folding, evolve, fold
 from service.domain.rules.state import GameState, SeatState, winners_of
 
 # Every pick there can be, made once: `_PICKS[seat][bee]` (a reveal would make 2 to 8 a turn).
@@ -195,7 +195,7 @@ class _Cascade(Folding):
     state so far (its attributes, and `self.state` for the rest).
 
     Where the type of the event is known, the cascade emits it as `emit` does, calling its
-    applier by name (`Folding._bee_landed`, …) rather than through `_APPLY`. The version is
+    applier by name (`Folding._bee_landed`, …) rather than through `APPLY`. The version is
     counted once, in `outcome`: the state's, plus the events emitted."""
 
     __slots__ = ("at", "events")
@@ -207,7 +207,7 @@ class _Cascade(Folding):
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        _APPLY[type(event)](self, event)  # `Folding.apply`, without one more call
+        APPLY[type(event)](self, event)  # `Folding.apply`, without one more call
 
     @property
     def outcome(self) -> tuple[GameState, list[Event]]:
