@@ -112,7 +112,7 @@ select name, games_played, games_won, xp, badges, rating_mu, rating_sigma, rated
 """
 _PUBLIC_PLAYER = """
 select coalesce(a.name, s.name,
-                (select t.name from access_tokens t where t.player_id = p.player_id
+                (select t.name from access_tokens t where t.player_id = $1
                   order by t.created_at limit 1)) as name,
        a.player_id is not null as registered,
        coalesce(s.games_played, 0) as games_played,

@@ -32,6 +32,7 @@ class DealSecret(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     server_seed: bytes
+    table_id: str = ""  # its table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class Timer(Row, frozen=True, kw_only=True, gc=False):
@@ -39,6 +40,7 @@ class Timer(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     deadline: datetime
+    table_id: str = ""  # its game's table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class WalletBalance(Row, frozen=True, kw_only=True, gc=False):
