@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 
+from service.domain.table_events import TableMode
 from service.domain.transfers import ReleaseStake, TransferUnion
 from service.store.log import (
     ConcurrencyConflict,
@@ -688,7 +689,12 @@ class PortsContract:
     ) -> None:
         ada, bo = new_id("p"), new_id("p")
         games = [new_id("g") for _ in range(4)]
-        kinds = [("online", True), ("online", False), ("solo", False), ("online", True)]
+        kinds: list[tuple[TableMode, bool]] = [
+            ("online", True),
+            ("online", False),
+            ("solo", False),
+            ("online", True),
+        ]
         for game_id, (mode, rated) in zip(games, kinds, strict=True):
             people = (ada,) if mode == "solo" else (ada, bo)
             await write(
@@ -704,8 +710,8 @@ class PortsContract:
         assert [g.game_id for g in await ports.members.games_of(ada, limit=2, offset=1)] == [
             g.game_id for g in everything[1:3]
         ]
-        rated = await ports.members.games_of(ada, rated=True, limit=100)
-        assert {g.game_id for g in rated} == {games[0], games[3]}
+        rated_only = await ports.members.games_of(ada, rated=True, limit=100)
+        assert {g.game_id for g in rated_only} == {games[0], games[3]}
         casual = await ports.members.games_of(ada, rated=False, limit=100)
         assert {g.game_id for g in casual} == {games[1], games[2]}
         online = await ports.members.games_of(ada, online_only=True, limit=100)
