@@ -1,4 +1,4 @@
-"""Command line: ``swarm serve|migrate|documents|audit`` (or ``python -m service …``).
+"""Command line: ``swarm serve|migrate|documents|audit|ratings`` (or ``python -m service …``).
 
 Configuration comes from the environment, read once into `service.settings.Settings` (the
 README's configuration table); `--host`, `--port` and `--workers` override it.
@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
     audit = commands.add_parser(
         "audit", help="audit an exported game (file or URL): fair deal, hash chain, replay"
     )
+    commands.add_parser(
+        "ratings",
+        help="recompute every rating from the log and check it against the stored one",
+    )
     from service import cli_audit
 
     cli_audit.add_arguments(audit)
@@ -86,6 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     if args.command == "migrate":
         return 0
+    if args.command == "ratings":
+        from service import cli_ratings
+
+        return cli_ratings.run(url)
 
     # The app factory (in each worker) reads its settings from the environment: pass on the
     # URL of the embedded server, which lives in this process and stops when it exits.

@@ -18,10 +18,12 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody, QueryParameter
 
 from service.api.answers import (
+    HistoryPage,
     LeaderboardPage,
     MyGames,
     Profile,
     PublicProfile,
+    history_page,
     leaderboard_page,
     my_games,
     profile,
@@ -46,6 +48,7 @@ from service.usecases.accounts import (
 )
 from service.usecases.errors import NotFound, Unauthorized
 from service.usecases.identity import Player, TooManySignUps, token_hash
+from service.usecases.my_games import HistoryKind
 from service.usecases.profiles import LeaderboardOrder
 
 Password = Annotated[
@@ -248,6 +251,26 @@ class ProfileController(Controller):
         what a client reloads to resume."""
         return my_games(await service.my_games.list(player))
 
+    @get("/me/history", operation_id="listMyHistory", summary="The games you have played")
+    @refuses()
+    async def list_my_history(
+        self,
+        player: Caller,
+        service: Service,
+        kind: Annotated[
+            HistoryKind,
+            QueryParameter(description="All your finished games, or the rated or casual ones"),
+        ] = "all",
+        limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    ) -> HistoryPage:
+        """Your finished games, solo ones included, newest first, a page at a time
+        (`next_offset` is null on the last page): when each ended, its seats (people by name,
+        bee players by level), your place and stings, what it did to your rating, and the
+        paths of its replay (listGameSteps) and its export (exportGame)."""
+        games = await service.my_games.history(player, kind, limit + 1, offset)
+        return history_page(games, kind, limit, offset)
+
     @get(
         "/players/{player_id:uuid}",
         operation_id="getPlayer",
@@ -269,13 +292,17 @@ class ProfileController(Controller):
         service: Service,
         by: Annotated[
             LeaderboardOrder,
-            QueryParameter(description="Rank by games won (then XP) or by XP (then wins)"),
+            QueryParameter(
+                description="Rank by games won (then XP), by XP (then wins), or by rating"
+            ),
         ] = "wins",
         limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
     ) -> LeaderboardPage:
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
-        null on the last page). Ties are broken by the other measure, then by player id."""
+        null on the last page). Ties are broken by the other measure, then by player id.
+        `by=rating` ranks the people with a rated game by their skill rating, settled ratings
+        first, then provisional ones (each entry carries its rating, XP beside it)."""
         ranked = await service.profiles.leaderboard(by, limit + 1, offset)
         return leaderboard_page(by, ranked, limit, offset)
 

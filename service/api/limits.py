@@ -9,9 +9,10 @@ decoded (issue 13).
   uvicorn (`swarm serve`) applies the same setting to the peer first; applying it again here
   changes nothing then, and keeps the rule when the app is served another way.
 * **The rate-limit identity** is the player behind a valid bearer token (`player:<id>`, looked
-  up and remembered for `IDENTITY_TTL` seconds in a bounded cache); a missing, unknown,
-  expired or revoked token counts against the client address (`addr:<address>`), so made-up
-  tokens share one budget instead of each getting its own.
+  up and remembered for `IDENTITY_TTL` seconds in a bounded cache, by the token's SHA-256); a
+  missing, unknown, expired or revoked token counts against the client address
+  (`addr:<address>`), so made-up tokens share one budget instead of each getting its own, and
+  are remembered apart in a small cache of their own (memory stays flat under a flood).
 * **The counters** live in `SweptMemoryStore`: expired windows are swept as it fills, and it
   never holds more than `MAX_KEYS` keys.
 * **Input guards** (`input_guard`): a JSON body is refused with 400 before any decoder sees it
@@ -22,6 +23,7 @@ decoded (issue 13).
 from __future__ import annotations
 
 import functools
+import hashlib
 import ipaddress
 import os
 import time
@@ -64,7 +66,8 @@ class RateLimitHeaders(RateLimitMiddleware):
 
 MAX_KEYS = 100_000  # rate-limit keys held at once, per instance
 IDENTITY_TTL = 10.0  # seconds a token's player is remembered for the rate limit
-MAX_IDENTITIES = 10_000
+MAX_IDENTITIES = 10_000  # valid tokens' players remembered at once
+MAX_UNKNOWN = 1_000  # tokens found not valid remembered at once (no lookup while they last)
 _STATE_KEY = "swarm_rate_limit_identity"
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -127,25 +130,43 @@ def _setting(scope: Scope) -> str:
 
 
 class Identities:
-    """Token hash → player id (or None for a token that is not valid), for `IDENTITY_TTL`
-    seconds, at most `MAX_IDENTITIES` of them (least recently used dropped first)."""
+    """Token → player id, for `IDENTITY_TTL` seconds, each kept by its SHA-256 (32 bytes, not
+    the token's text, which a client may make as long as a header allows). Valid tokens: at
+    most `MAX_IDENTITIES`; tokens found not valid apart, at most `MAX_UNKNOWN`, so a flood of
+    made-up tokens costs a bounded few kilobytes and never evicts a real player's entry (least
+    recently used dropped first in each)."""
 
     def __init__(self, lookup: Callable[[str], Awaitable[str | None]]) -> None:
         self.lookup = lookup
-        self._known: OrderedDict[str, tuple[float, str | None]] = OrderedDict()
+        self._known: OrderedDict[bytes, tuple[float, str]] = OrderedDict()
+        self._unknown: OrderedDict[bytes, float] = OrderedDict()
 
     async def player_of(self, token: str) -> str | None:
         now = time.monotonic()
-        cached = self._known.get(token)
+        key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+        cached = self._known.get(key)
         if cached is not None and cached[0] > now:
-            self._known.move_to_end(token)
+            self._known.move_to_end(key)
             return cached[1]
+        refused = self._unknown.get(key)
+        if refused is not None and refused > now:
+            self._unknown.move_to_end(key)
+            return None
         player_id = await self.lookup(token)
-        self._known[token] = (now + IDENTITY_TTL, player_id)
-        self._known.move_to_end(token)
-        while len(self._known) > MAX_IDENTITIES:
-            self._known.popitem(last=False)
+        if player_id is None:
+            self._known.pop(key, None)
+            _remember(self._unknown, key, now + IDENTITY_TTL, MAX_UNKNOWN)
+        else:
+            self._unknown.pop(key, None)
+            _remember(self._known, key, (now + IDENTITY_TTL, player_id), MAX_IDENTITIES)
         return player_id
+
+
+def _remember(cache: OrderedDict[bytes, Any], key: bytes, value: Any, most: int) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > most:
+        cache.popitem(last=False)
 
 
 def bearer_token(request: Request[Any, Any, Any]) -> str | None:

@@ -7,6 +7,12 @@ import { myGamesScreen } from "./mygames.js";
 import { ReplayScreen } from "./replay.js";
 import { accountScreen, identityCard, leaderboardScreen, lobbyScreen, profileScreen, setupScreen, tableScreen } from "./screens.js";
 
+// The screens a link to one game opens, and what a newcomer is told it is.
+const SHARED = {
+  game: "Someone shared a game with you. Choose a name to watch it (no account needed).",
+  replay: "Someone shared a game's replay with you. Choose a name to watch it (no account needed).",
+};
+
 class App {
   constructor() {
     this.main = document.getElementById("main");
@@ -67,6 +73,13 @@ class App {
     this.refreshHeader();
     const [, screen, arg, extra] = (location.hash || "#/").split("/");
     document.body.dataset.screen = screen || "setup";
+    // A shared link (a game, its Meadow log, its replay) opened by someone who has never been
+    // here: every game operation needs an identity, so ask for a name first, then open it.
+    if (SHARED[screen] && !session()?.token) {
+      replace(this.main, identityCard(this, () => this.route(), { lead: SHARED[screen] }));
+      if (!this.main.contains(document.activeElement)) this.main.focus({ preventScroll: true });
+      return;
+    }
     try {
       switch (screen) {
         case "game": {
@@ -105,6 +118,16 @@ class App {
           setupScreen(this, this.main);
       }
     } catch (problem) {
+      if (SHARED[screen] && problem.status === 401) {
+        // The identity kept here has expired or was revoked: ask for a name again.
+        this.showProblem(problem, { quiet: true });
+        replace(this.main, identityCard(this, () => this.route(), { lead: SHARED[screen] }));
+        return;
+      }
+      if (SHARED[screen] && problem.status === 403) {
+        // Someone's solo game (theirs alone, ended or not): say so, and where to go instead.
+        problem.advice = "A solo game is its player's alone: only they can open it, its replay or its log. Play one of your own from setup, or watch an online game from the lobby.";
+      }
       this.showProblem(problem);
       if (screen === "game" && (problem.status === 404 || problem.status === 403)) {
         localStorage.removeItem("swarm.board.place");
@@ -122,5 +145,11 @@ const top = document.querySelector("header.top");
 const measure = () => document.documentElement.style.setProperty("--header-h", `${Math.ceil(top.getBoundingClientRect().height)}px`);
 new ResizeObserver(measure).observe(top);
 measure();
+// A menu too wide for its row (a game on a phone) scrolls: its edge fades while more lies past it.
+const nav = top.querySelector("nav");
+const moreRight = () => nav.classList.toggle("more-right", nav.scrollLeft + nav.clientWidth < nav.scrollWidth - 1);
+nav.addEventListener("scroll", moreRight, { passive: true });
+new ResizeObserver(moreRight).observe(nav);
+window.addEventListener("hashchange", () => requestAnimationFrame(moreRight));
 window.swarmBoard = app; // for people poking at it in the console
 app.route();

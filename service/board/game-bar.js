@@ -119,13 +119,24 @@ export class GameBar {
     if (hadFocus) this.el.querySelector("button.show-result")?.focus();
   }
 
+  // What leaving does, said before it is done (seed §9).
+  leaveWords() {
+    const s = this.screen;
+    const v = s.shown;
+    const others = v.seats.filter((seat) => seat.kind === "person" && seat.seat !== v.you && seat.status !== "left");
+    if (!others.length) return "Leave this game? It ends here and nobody wins: the bees don't play on alone. ";
+    const buyIn = s.table?.stake && s.table.games?.[0] === s.gameId ? ` Your 💰${s.table.stake} buy-in stays in the pot.` : "";
+    const next = others.length === 1 ? ` ${s.who(others[0].seat)} wins at once.` : "";
+    return `Leave this game? You pick no more bees and your stings stop counting; you earn nothing.${buyIn}${next} `;
+  }
+
   leaveButton() {
     const s = this.screen;
     if (s.leaving) {
       return h(
         "span",
-        { class: "leave-confirm" },
-        "Leave this game? ",
+        { class: "leave-confirm", role: "group", "aria-label": "Leave this game?" },
+        h("span", { class: "leave-words" }, this.leaveWords()),
         h("button", { class: "danger", onclick: () => s.leave() }, "Yes, leave"),
         h("button", { class: "ghost-btn", onclick: () => { s.leaving = false; s.render(); } }, "Stay")
       );

@@ -35,15 +35,23 @@ export class Result {
       return;
     }
     const headline = this.headline();
+    // Bee players still seated when the last person stands alone: they don't win (seed §9).
+    const beesStay = v.seats.some((seat) => seat.kind === "bee" && seat.status !== "left");
     const reason = {
       finished: `After ${v.turns} turns, the fewest stings wins.`,
-      last_person_standing: "Everyone else left the table: the last person standing wins at once.",
-      abandoned: `Abandoned: ${v.idle_turns_to_end} turns in a row passed with nobody picking. Every buy-in goes back.`,
+      last_person_standing: beesStay
+        ? "Every other person left the table: the last person standing wins at once, whatever the stings. Bee players don't keep a game going, and don't win it."
+        : "Everyone else left the table: the last person standing wins at once.",
+      abandoned: v.seats.some((seat) => seat.kind === "person" && seat.status !== "left")
+        ? `Abandoned: ${v.idle_turns_to_end} turns in a row passed with nobody picking. Every buy-in goes back.`
+        : "Abandoned: everyone left, so nobody wins. Every buy-in goes back.",
     }[r.reason];
-    // Fewest stings first; a seat that left last, as its stings no longer count (seed §9).
+    // The winners first, then the fewest stings; a seat that left last, as its stings no longer
+    // count (seed §9): a bee with fewer stings never reads above the last person standing.
+    const won = (seat) => (r.winners.includes(seat.seat) ? 0 : 1);
     const gone = (seat) => (seat.status === "left" ? 1 : 0);
     const many = v.seats.length > 4;
-    const standings = [...v.seats].sort((a, b) => gone(a) - gone(b) || r.stings[a.seat - 1] - r.stings[b.seat - 1]);
+    const standings = [...v.seats].sort((a, b) => won(a) - won(b) || gone(a) - gone(b) || r.stings[a.seat - 1] - r.stings[b.seat - 1]);
     const verdict = s.meadow.verdict;
     const verdictText =
       verdict?.status === "ok"

@@ -17,6 +17,7 @@
 // against the bee's (review.js), the costliest marked; a bar shows its turn.
 
 import { api } from "./api.js";
+import { beeCard } from "./bee.js";
 import { h, motionMs, replace, sleep } from "./dom.js";
 import * as fairness from "./fairness.js";
 import { recorded } from "./meadow.js";
@@ -30,14 +31,9 @@ const STYLE_ID = "replay-style";
 const short = (hex) => (hex ? `${hex.slice(0, 10)}…` : "none");
 const word = (n) => `${n} ${n === 1 ? "sting" : "stings"}`;
 
-function beeCard(bee, stingCount, { cls, label } = {}) {
-  return h(
-    "div",
-    { class: ["bee", `s${stingCount}`, cls], "aria-label": label ?? `Bee ${bee}, ${word(stingCount)}`, dataset: { bee } },
-    h("span", { class: "num", "aria-hidden": "true" }, String(bee)),
-    h("span", { class: "stings", "aria-hidden": "true" }, "▼".repeat(stingCount))
-  );
-}
+// A bee card as the game screen draws it (a picture of a bee to a screen reader), with its
+// number in `data-bee` for the flight from the reveal.
+const card = (bee, stings, { cls } = {}) => beeCard(bee, stings, { class: cls, dataset: { bee } });
 
 function same(a, b) {
   return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
@@ -115,7 +111,9 @@ export class ReplayScreen {
       h(
         "div",
         { class: "replay-grid" },
-        h("div", { class: "replay-board" }, this.seatsBox, this.revealBox, this.banner, this.stemsBox),
+        // The stems first, under the step's words, with the reveal: a step's change is seen whole
+        // without scrolling (issue 44, item 4); every seat's hand below.
+        h("div", { class: "replay-board" }, this.stemsBox, this.revealBox, this.banner, this.seatsBox),
         h("aside", { class: "replay-side" }, this.analysisBox, this.checksBox, h("h2", {}, "Steps"), this.logBox)
       )
     );
@@ -249,12 +247,14 @@ export class ReplayScreen {
       { "aria-label": "Speed", onchange: (e) => { this.speed = Number(e.target.value); } },
       SPEEDS.map((s) => h("option", { value: s, selected: s === this.speed }, `${s}×`))
     );
-    const turns = h(
+    // It shows the turn on screen, whatever moved there (a jump, a step, a redraw of these).
+    const shownTurn = this.answer?.view.turn;
+    const turns = (this.turnSelect = h(
       "select",
       { "aria-label": "Jump to turn", onchange: (e) => { this.pause(); this.jumpTurn(Number(e.target.value)); } },
-      h("option", { value: "" }, "Turn…"),
-      this.steps.turns.map((t) => h("option", { value: t.turn }, `Turn ${t.turn}`))
-    );
+      h("option", { value: "", selected: !shownTurn }, "Turn…"),
+      this.steps.turns.map((t) => h("option", { value: t.turn, selected: t.turn === shownTurn }, `Turn ${t.turn}`))
+    ));
     replace(
       this.controls,
       button("First step (Home)", "⏮", () => { this.pause(); this.show(1); }),
@@ -304,6 +304,7 @@ export class ReplayScreen {
       a.over ? null : h("span", { class: "watching" }, "Game still running: you see what your seat saw then"),
       h("p", { class: "replay-step", "aria-live": "polite", dataset: { kind: step.kind } }, step.text)
     );
+    if (this.turnSelect) this.turnSelect.value = this.steps.turns.some((t) => t.turn === v.turn) ? String(v.turn) : "";
     this.drawSeats();
     this.drawStems();
     this.drawReveal();
@@ -345,22 +346,22 @@ export class ReplayScreen {
             "div",
             { class: "replay-seat-head" },
             h("span", { class: "who" }, s.kind === "bee" ? "🐝 " : "", s.name, s.seat === v.you ? " (you)" : ""),
-            h("span", { class: "count", "aria-label": `${s.name}: ${word(s.stings)}` }, h("b", {}, String(s.stings)), " ▼"),
+            h("span", { class: "count" }, h("b", {}, String(s.stings)), h("span", { "aria-hidden": "true" }, " ▼"), h("span", { class: "sr-only" }, s.stings === 1 ? " sting" : " stings")),
             h("span", { class: "state" }, winners.includes(s.seat) ? "🏆 winner" : s.status === "left" ? "left" : at.confirmed != null ? "✓ picked" : at.tapped != null ? "tapped" : "")
           ),
           h(
             "div",
-            { class: "replay-hand", "aria-label": `${s.name}'s hand` },
+            { class: "replay-hand", role: "group", "aria-label": `${s.name}'s hand` },
             hand == null
               ? h("span", { class: "hint" }, "hand hidden until the end")
               : hand.map((bee, i) =>
-                  beeCard(bee, at.hand_stings[i], {
+                  card(bee, at.hand_stings[i], {
                     cls: [bee === at.confirmed && "confirmed", bee === at.tapped && at.confirmed == null && "tapped"].filter(Boolean).join(" "),
                   })
                 )
           ),
           s.pile.length
-            ? h("div", { class: "replay-pile", "aria-label": `${s.name} has taken` }, "took ", s.pile.join(" "))
+            ? h("div", { class: "replay-pile" }, h("span", { class: "sr-only" }, `${s.name} `), "took ", s.pile.join(" "))
             : null
         );
       })
@@ -383,7 +384,7 @@ export class ReplayScreen {
             h(
               "div",
               { class: ["slot", k < bees.length && "filled"] },
-              k < bees.length ? beeCard(bees[k], stem.bee_stings[k], { cls: arrived ? "arrived" : null }) : null
+              k < bees.length ? card(bees[k], stem.bee_stings[k], { cls: arrived ? "arrived" : null }) : null
             )
           );
         }
@@ -398,10 +399,15 @@ export class ReplayScreen {
         const took = here && (step.kind === "sixth_bee" || step.kind === "take");
         return h(
           "div",
-          { class: ["stem", took && "flash", choice && choice.cheapest === stem.stem && "cheapest", here && "active"], dataset: { stem: stem.stem } },
+          {
+            class: ["stem", took && "flash", choice && choice.cheapest === stem.stem && "cheapest", here && "active"],
+            role: "group",
+            "aria-label": `STEM ${stem.stem}: ${bees.length} ${bees.length === 1 ? "bee" : "bees"}, ${word(stem.stings)}`,
+            dataset: { stem: stem.stem },
+          },
           h("div", { class: "stem-name" }, `STEM ${stem.stem}`, h("small", {}, `${stem.stings} ▼`)),
           h("div", { class: "slots" }, slots),
-          cost ? h("div", { class: "cost", "aria-label": `Taking stem ${stem.stem} costs ${word(cost.stings)}` }, `TAKE ${cost.stings} ▼`) : null,
+          cost ? h("div", { class: "cost" }, `TAKE ${cost.stings} `, h("span", { "aria-hidden": "true" }, "▼"), h("span", { class: "sr-only" }, cost.stings === 1 ? "sting" : "stings")) : null,
           took ? h("div", { class: "replay-took" }, `${this.nameOf(step.seat)} took ${step.taken.join(" ")} (${word(step.taken_stings)})`) : null
         );
       })
@@ -444,7 +450,7 @@ export class ReplayScreen {
           return h(
             "li",
             { class: ["pick", !waiting.has(key) && "landed", key === tooLow && "too-low"], dataset: { seat: p.seat, bee: p.bee } },
-            beeCard(p.bee, p.stings),
+            card(p.bee, p.stings),
             h("span", { class: "pick-who" }, this.nameOf(p.seat)),
             key === tooLow ? h("span", { class: "too-low-tag" }, "too low") : null
           );
@@ -552,7 +558,7 @@ export class ReplayScreen {
             )
           )
         ),
-        h("p", { class: "hint" }, "🐝 the bee's pick, ✓ the bee played. From only what the seat could see then.")
+        h("p", { class: "hint legend" }, `🐝 the ${got.level} bee's pick, ✓ the bee ${who} played. From only what ${who} could see then.`)
       );
     }
     replace(

@@ -155,7 +155,7 @@ export function setupScreen(app, container) {
           h("li", {}, "The picks are revealed and fly in lowest first. Each bee lands on the stem whose top bee is lower and closest."),
           h("li", {}, "A stem holds 5. The SIXTH BEE takes all 5 with their stings and starts the stem again."),
           h("li", {}, "A bee lower than every stem is too low: you TAKE a stem of your choice."),
-          h("li", {}, "After 10 turns, the fewest stings wins. Bees ending in 5 carry 2 ▼, in 0 carry 3 ▼, 11 22 33 44 66 77 carry 5 ▼, 55 carries 7 ▼.")
+          h("li", {}, "After 10 turns, the fewest stings wins. Most bees carry 1 ▼; bees ending in 5 carry 2 ▼, in 0 carry 3 ▼, 11 22 33 44 66 77 carry 5 ▼, 55 carries 7 ▼.")
         )
       )
     )
@@ -164,12 +164,14 @@ export function setupScreen(app, container) {
 
 // --- identity: guest name, login, register -----------------------------------------------------
 
-export function identityCard(app, after) {
+// `lead`: what brought this person here (a link someone shared), said above the name box.
+export function identityCard(app, after, { lead } = {}) {
   const name = h("input", { type: "text", name: "guest-name", maxlength: 40, required: true, placeholder: "Your name" });
   return h(
     "section",
     { class: "card identity" },
     h("h2", {}, "Who's playing?"),
+    lead ? h("p", { class: "lead" }, lead) : null,
     h(
       "form",
       {

@@ -19,9 +19,9 @@ from typing import Literal
 
 import msgspec
 
-from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
+from service.domain.rules.cards import TURNS, pile_stings, stings
 from service.domain.rules.clock import IDLE_TURNS_TO_ABANDON
-from service.domain.rules.engine import GameState, evolve, initial_state
+from service.domain.rules.engine import GameState, evolve, initial_state, is_sixth
 from service.domain.rules.events import (
     BeeLanded,
     Chooser,
@@ -312,182 +312,227 @@ def _standing(state: GameState, seat: int) -> str:
 
 def describe(shown: VisibleEventData, before: GameState, after: GameState) -> Step:
     """The step `shown` (an event as the caller may see it) made from `before` to `after`."""
-    version, turn = after.version, after.turn
     match shown:
         case DealCommitted():
-            return Step(
-                version=version,
-                kind="commitment",
-                turn=turn,
-                text=f"The server commits to the deal: {shown.commitment[:16]}…",
-            )
+            return _committed(shown, after)
         case VisibleGameStarted():
-            hands = "; ".join(
-                f"{info.name} {_bees(sorted(hand))}"
-                if hand is not None
-                else f"{info.name} (hidden)"
-                for info, hand in zip(shown.seats, shown.hands, strict=True)
-            )
-            return Step(
-                version=version,
-                kind="deal",
-                turn=turn,
-                text=f"The deal: {hands}. The stems start with {', '.join(map(str, shown.stems))}.",
-            )
+            return _dealt(shown, after)
         case TurnStarted():
-            return Step(version=version, kind="turn", turn=turn, text=f"Turn {shown.turn} begins.")
+            return Step(
+                version=after.version,
+                kind="turn",
+                turn=after.turn,
+                text=f"Turn {shown.turn} begins.",
+            )
         case VisibleBeeTapped():
-            name = name_of(after, shown.seat)
-            what = f"taps {shown.bee}" if shown.bee is not None else "taps a bee"
-            return Step(
-                version=version,
-                kind="tap",
-                turn=turn,
-                seat=shown.seat,
-                bee=shown.bee,
-                text=f"{name} {what}.",
-            )
+            return _tapped(shown, after)
         case VisiblePickConfirmed():
-            name = name_of(after, shown.seat)
-            if shown.bee is None:
-                text = f"{name}'s pick is in."
-            elif shown.by_clock == "tapped":
-                text = f"The clock runs out: {name}'s tapped {shown.bee} flies."
-            elif shown.by_clock == "lowest":
-                text = (
-                    f"The clock runs out: {name} tapped nothing, so the lowest bee, "
-                    f"{shown.bee}, flies."
-                )
-            else:
-                text = f"{name} confirms {shown.bee}."
-            return Step(
-                version=version,
-                kind="confirm",
-                turn=turn,
-                seat=shown.seat,
-                bee=shown.bee,
-                by_clock=shown.by_clock,
-                text=text,
-            )
+            return _confirmed(shown, after)
         case PicksRevealed():
-            picks = ", ".join(f"{name_of(after, p.seat)} {p.bee}" for p in shown.picks)
-            return Step(
-                version=version,
-                kind="reveal",
-                turn=turn,
-                text=f"Turn {shown.turn}'s picks, lowest first: {picks}.",
-            )
+            return _revealed(shown, after)
         case BeeLanded():
-            name = name_of(after, shown.seat)
-            if shown.taken:
-                cost = pile_stings(shown.taken)
-                return Step(
-                    version=version,
-                    kind="sixth_bee",
-                    turn=turn,
-                    seat=shown.seat,
-                    bee=shown.bee,
-                    stem=shown.stem,
-                    taken=shown.taken,
-                    taken_stings=cost,
-                    text=(
-                        f"{name}'s {shown.bee} is the sixth bee on stem {shown.stem}: takes "
-                        f"{_bees(shown.taken)} ({_sting_word(cost)}) and starts the stem again; "
-                        f"{_standing(after, shown.seat)}."
-                    ),
-                )
-            count = len(after.stems[shown.stem - 1])
-            return Step(
-                version=version,
-                kind="landing",
-                turn=turn,
-                seat=shown.seat,
-                bee=shown.bee,
-                stem=shown.stem,
-                text=(
-                    f"{name}'s {shown.bee} lands on stem {shown.stem} ({count} bees"
-                    + (
-                        ": full, the next bee here is the sixth)."
-                        if count >= STEM_CAPACITY
-                        else ")."
-                    )
-                ),
-            )
+            return _sixth_bee(shown, after) if shown.taken else _landed(shown, after)
         case StemChoiceRequired():
-            name = name_of(after, shown.seat)
-            return Step(
-                version=version,
-                kind="too_low",
-                turn=turn,
-                seat=shown.seat,
-                bee=shown.bee,
-                text=(
-                    f"{name}'s {shown.bee} is lower than every stem: {name} chooses a stem to take."
-                ),
-            )
+            return _too_low(shown, after)
         case StemTaken():
-            name = name_of(after, shown.seat)
-            cost = pile_stings(shown.taken)
-            how = {
-                "player": f"chosen by {name}",
-                "rule": "the cheapest, by rule",
-                "clock": "the cheapest, by the clock",
-            }[shown.chosen_by]
-            return Step(
-                version=version,
-                kind="take",
-                turn=turn,
-                seat=shown.seat,
-                bee=shown.bee,
-                stem=shown.stem,
-                taken=shown.taken,
-                taken_stings=cost,
-                chosen_by=shown.chosen_by,
-                text=(
-                    f"{name}'s {shown.bee} is too low: takes stem {shown.stem}, "
-                    f"{_bees(shown.taken)} ({_sting_word(cost)}), {how}; "
-                    f"{_standing(after, shown.seat)}."
-                ),
-            )
+            return _stem_taken(shown, after)
         case SeatLeft():
             name = name_of(after, shown.seat)
+            text = f"{name} leaves the game; their stings stop counting."
             return Step(
-                version=version,
-                kind="leave",
-                turn=turn,
-                seat=shown.seat,
-                text=f"{name} leaves the game; their stings stop counting.",
+                version=after.version, kind="leave", turn=after.turn, seat=shown.seat, text=text
             )
         case GameEnded():
-            scores = ", ".join(
-                f"{s.info.name} {s.stings}" + (" (left)" if s.left else "") for s in after.seats
-            )
-            winners = [name_of(after, w) for w in shown.winners]
-            if shown.reason == "abandoned":
-                verdict = (
-                    f"abandoned: {IDLE_TURNS_TO_ABANDON} turns in a row with nobody picking, "
-                    "nobody wins"
-                )
-            elif len(winners) == 1:
-                verdict = f"{winners[0]} wins"
-            else:
-                verdict = f"{' and '.join(winners)} share the win"
-            why = {
-                "finished": f"after {TURNS} turns",
-                "last_person_standing": "everyone else left",
-                "abandoned": "abandoned",
-            }[shown.reason]
-            return Step(
-                version=version,
-                kind="end",
-                turn=turn,
-                text=f"The game ends ({why}). Stings: {scores}. {verdict[0].upper()}{verdict[1:]}.",
-            )
+            return _ended(shown, after)
         case DealRevealed():
-            return Step(
-                version=version,
-                kind="deal_revealed",
-                turn=turn,
-                text=f"The deal is revealed: server seed {shown.server_seed[:16]}…",
-            )
+            text = f"The deal is revealed: server seed {shown.server_seed[:16]}…"
+            return Step(version=after.version, kind="deal_revealed", turn=after.turn, text=text)
     raise AssertionError(f"unknown event {shown!r}")  # pragma: no cover - the union is closed
+
+
+# --- the deal ------------------------------------------------------------------------------
+
+
+def _committed(shown: DealCommitted, after: GameState) -> Step:
+    text = f"The server commits to the deal: {shown.commitment[:16]}…"
+    return Step(version=after.version, kind="commitment", turn=after.turn, text=text)
+
+
+def _dealt(shown: VisibleGameStarted, after: GameState) -> Step:
+    """Each seat's hand (or "(hidden)" where the caller may not see it) and the four stems."""
+    hands = "; ".join(
+        f"{info.name} {_bees(sorted(hand))}" if hand is not None else f"{info.name} (hidden)"
+        for info, hand in zip(shown.seats, shown.hands, strict=True)
+    )
+    stems = ", ".join(map(str, shown.stems))
+    return Step(
+        version=after.version,
+        kind="deal",
+        turn=after.turn,
+        text=f"The deal: {hands}. The stems start with {stems}.",
+    )
+
+
+# --- picks ---------------------------------------------------------------------------------
+
+
+def _tapped(shown: VisibleBeeTapped, after: GameState) -> Step:
+    what = f"taps {shown.bee}" if shown.bee is not None else "taps a bee"
+    text = f"{name_of(after, shown.seat)} {what}."
+    return Step(
+        version=after.version,
+        kind="tap",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        text=text,
+    )
+
+
+def _confirmed(shown: VisiblePickConfirmed, after: GameState) -> Step:
+    """A pick made final: hidden ("is in"), by its player, or by the clock (the tapped bee, or
+    the lowest when nothing was tapped)."""
+    name = name_of(after, shown.seat)
+    if shown.bee is None:
+        text = f"{name}'s pick is in."
+    elif shown.by_clock == "tapped":
+        text = f"The clock runs out: {name}'s tapped {shown.bee} flies."
+    elif shown.by_clock == "lowest":
+        text = f"The clock runs out: {name} tapped nothing, so the lowest bee, {shown.bee}, flies."
+    else:
+        text = f"{name} confirms {shown.bee}."
+    return Step(
+        version=after.version,
+        kind="confirm",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        by_clock=shown.by_clock,
+        text=text,
+    )
+
+
+def _revealed(shown: PicksRevealed, after: GameState) -> Step:
+    picks = ", ".join(f"{name_of(after, p.seat)} {p.bee}" for p in shown.picks)
+    return Step(
+        version=after.version,
+        kind="reveal",
+        turn=after.turn,
+        text=f"Turn {shown.turn}'s picks, lowest first: {picks}.",
+    )
+
+
+# --- flights -------------------------------------------------------------------------------
+
+
+def _landed(shown: BeeLanded, after: GameState) -> Step:
+    """A bee on a stem, and whether the stem is now full (the next bee there is the sixth)."""
+    on = after.stems[shown.stem - 1]
+    full = ": full, the next bee here is the sixth)." if is_sixth(on) else ")."
+    text = f"{name_of(after, shown.seat)}'s {shown.bee} lands on stem {shown.stem} ({len(on)} bees"
+    return Step(
+        version=after.version,
+        kind="landing",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        stem=shown.stem,
+        text=text + full,
+    )
+
+
+def _sixth_bee(shown: BeeLanded, after: GameState) -> Step:
+    """A bee on a full stem: its player takes the five there (seed §4)."""
+    cost = pile_stings(shown.taken)
+    text = (
+        f"{name_of(after, shown.seat)}'s {shown.bee} is the sixth bee on stem {shown.stem}: "
+        f"takes {_bees(shown.taken)} ({_sting_word(cost)}) and starts the stem again; "
+        f"{_standing(after, shown.seat)}."
+    )
+    return Step(
+        version=after.version,
+        kind="sixth_bee",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        stem=shown.stem,
+        taken=shown.taken,
+        taken_stings=cost,
+        text=text,
+    )
+
+
+def _too_low(shown: StemChoiceRequired, after: GameState) -> Step:
+    name = name_of(after, shown.seat)
+    text = f"{name}'s {shown.bee} is lower than every stem: {name} chooses a stem to take."
+    return Step(
+        version=after.version,
+        kind="too_low",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        text=text,
+    )
+
+
+# How a too-low bee's stem was chosen when its player did not choose.
+_CHOSEN_BY = {
+    "rule": "the cheapest, by rule",
+    "clock": "the cheapest, by the clock",
+}
+
+
+def _stem_taken(shown: StemTaken, after: GameState) -> Step:
+    """A too-low bee takes a whole stem, and who chose which (seed §5)."""
+    name = name_of(after, shown.seat)
+    cost = pile_stings(shown.taken)
+    how = f"chosen by {name}" if shown.chosen_by == "player" else _CHOSEN_BY[shown.chosen_by]
+    text = (
+        f"{name}'s {shown.bee} is too low: takes stem {shown.stem}, "
+        f"{_bees(shown.taken)} ({_sting_word(cost)}), {how}; {_standing(after, shown.seat)}."
+    )
+    return Step(
+        version=after.version,
+        kind="take",
+        turn=after.turn,
+        seat=shown.seat,
+        bee=shown.bee,
+        stem=shown.stem,
+        taken=shown.taken,
+        taken_stings=cost,
+        chosen_by=shown.chosen_by,
+        text=text,
+    )
+
+
+# --- the end -------------------------------------------------------------------------------
+
+# Why a game ended, in the words of its last step.
+_WHY = {
+    "finished": f"after {TURNS} turns",
+    "last_person_standing": "everyone else left",
+    "abandoned": "abandoned",
+}
+
+
+def _verdict(shown: GameEnded, after: GameState) -> str:
+    """Who won, or why nobody did."""
+    if shown.reason == "abandoned":
+        return f"abandoned: {IDLE_TURNS_TO_ABANDON} turns in a row with nobody picking, nobody wins"
+    winners = [name_of(after, w) for w in shown.winners]
+    if len(winners) == 1:
+        return f"{winners[0]} wins"
+    return f"{' and '.join(winners)} share the win"
+
+
+def _ended(shown: GameEnded, after: GameState) -> Step:
+    """Why the game ended, every seat's stings, and the verdict."""
+    scores = ", ".join(
+        f"{s.info.name} {s.stings}" + (" (left)" if s.left else "") for s in after.seats
+    )
+    verdict = _verdict(shown, after)
+    text = (
+        f"The game ends ({_WHY[shown.reason]}). Stings: {scores}. "
+        f"{verdict[0].upper()}{verdict[1:]}."
+    )
+    return Step(version=after.version, kind="end", turn=after.turn, text=text)

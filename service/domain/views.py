@@ -45,6 +45,7 @@ from service.domain.rules.engine import (
     Phase,
     cheapest_stem,
     forecast,
+    is_sixth,
     stem_costs,
 )
 from service.domain.rules.events import (
@@ -443,7 +444,7 @@ def game_view(state: GameState, viewer: int | None, now: datetime | None = None)
                 bees=bees,
                 bee_stings=tuple(stings(bee) for bee in bees),
                 stings=pile_stings(bees),
-                sixth_bee=len(bees) >= STEM_CAPACITY,
+                sixth_bee=is_sixth(bees),
                 capacity=STEM_CAPACITY,
             )
             for i, bees in enumerate(state.stems)

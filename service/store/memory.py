@@ -53,9 +53,11 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     ListedTable,
     LobbyListing,
     OwedTransfer,
+    PlayedGame,
     PublicStanding,
     Row,
     StakeHold,
@@ -119,6 +121,7 @@ class MemoryTables:
     outbox: dict[tuple[str, str], _Owed] = field(default_factory=dict)
     lobby: dict[str, ListedTable] = field(default_factory=dict)
     members: dict[tuple[str, str], datetime] = field(default_factory=dict)  # joined at
+    played: dict[tuple[str, str], PlayedGame] = field(default_factory=dict)  # (player, game)
     accounts: dict[str, Account] = field(default_factory=dict)
     tokens: dict[bytes, _Token] = field(default_factory=dict)
     tickets: dict[bytes, _Ticket] = field(default_factory=dict)
@@ -191,6 +194,18 @@ class MemoryTables:
                         del self.members[key]
                 for person in row.people:
                     self.members.setdefault((row.table_id, person), now)
+            elif isinstance(row, GamesPlayed):
+                for person in row.people:
+                    self.played.setdefault(
+                        (person, row.game_id),
+                        PlayedGame(
+                            game_id=row.game_id,
+                            table_id=row.table_id,
+                            mode=row.mode,
+                            rated=row.rated,
+                            ended_at=now,
+                        ),
+                    )
             elif isinstance(row, Account):
                 self.accounts[row.player_id] = row
             elif isinstance(row, AccessToken):
@@ -665,6 +680,29 @@ class InMemoryTableMembership:
         mine.sort(key=lambda item: item[1], reverse=True)  # stable: ties stay by table id
         return [table_id for table_id, _ in mine[:limit]]
 
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        mine = [
+            g
+            for (p, _), g in self.tables.played.items()
+            if p == player_id
+            and (rated is None or g.rated == rated)
+            and (not online_only or g.mode == "online")
+            and (since is None or g.ended_at >= since)
+            and (until is None or g.ended_at < until)
+        ]
+        mine.sort(key=lambda g: (g.ended_at, g.game_id), reverse=True)
+        return mine[offset : offset + limit]
+
 
 class InMemoryStandings:
     def __init__(self, tables: MemoryTables) -> None:
@@ -701,13 +739,16 @@ class InMemoryStandings:
         return PublicStanding(standing=shown, registered=account is not None)
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
-        def order(s: Standing) -> tuple[int, int, str]:
+        def order(s: Standing) -> tuple[float, float, str]:
+            if by == "rating":  # settled ratings first (PostgreSQL's sigma < 6), then by mu
+                return (float(s.rating.provisional), -s.rating_mu, s.player_id)
             first, second = (s.games_won, s.xp) if by == "wins" else (s.xp, s.games_won)
             return (-first, -second, s.player_id)
 
-        return sorted(self.tables.standings.values(), key=order)[offset : offset + limit]
+        standings = [s for s in self.tables.standings.values() if by != "rating" or s.rated_games]
+        return sorted(standings, key=order)[offset : offset + limit]
 
 
 def memory_ports(clock: Callable[[], datetime] = _now) -> Ports:

@@ -35,6 +35,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     ListedTable,
+    PlayedGame,
     PublicStanding,
     Row,
     StakeHold,
@@ -290,6 +291,22 @@ class TableMembership(Protocol):
         """The tables the player sits at, most recently joined first (then by id)."""
         ...
 
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        """The finished games the player was dealt into, newest first (then by game id):
+        `rated` True or False keeps rated or casual ones only; `online_only` drops solo
+        games; `since` (included) and `until` (excluded) bound when they ended."""
+        ...
+
 
 class Standings(Protocol):
     async def coins(self, player_id: str) -> WalletBalance | None: ...
@@ -302,9 +319,10 @@ class Standings(Protocol):
         ...
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
-        """By games won then XP, or XP then games won; ties by player id."""
+        """By games won then XP, or XP then games won; or, of the people with a rated game,
+        settled ratings then provisional ones, each by mu; ties by player id."""
         ...
 
 

@@ -14,6 +14,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -40,12 +41,14 @@ on conflict (player_id) do update
 """
 
 _STATS_UPSERT = """
-insert into player_stats (player_id, name, games_played, games_won, xp, badges)
-values ($1, $2, $3, $4, $5, $6)
+insert into player_stats (player_id, name, games_played, games_won, xp, badges,
+                          rating_mu, rating_sigma, rated_games)
+values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 on conflict (player_id) do update
    set name = excluded.name, games_played = excluded.games_played,
        games_won = excluded.games_won, xp = excluded.xp, badges = excluded.badges,
-       updated_at = now()
+       rating_mu = excluded.rating_mu, rating_sigma = excluded.rating_sigma,
+       rated_games = excluded.rated_games, updated_at = now()
 """
 
 _OUTBOX_INSERT = """
@@ -79,6 +82,12 @@ select $1, p, $3 from unnest($2::text[]) as p
 on conflict do nothing
 """
 
+_PLAYED_INSERT = """
+insert into player_games (player_id, game_id, table_id, mode, rated)
+select p, $2, $3, $4, $5 from unnest($1::text[]) as p
+on conflict do nothing
+"""
+
 _ACCOUNT_INSERT = (
     "insert into accounts (player_id, name, password_hash, name_key) values ($1, $2, $3, $4)"
 )
@@ -104,7 +113,17 @@ def _wallet(row: WalletBalance) -> Statement:
 def _standing(row: Standing) -> Statement:
     return (
         _STATS_UPSERT,
-        (row.player_id, row.name, row.games_played, row.games_won, row.xp, list(row.badges)),
+        (
+            row.player_id,
+            row.name,
+            row.games_played,
+            row.games_won,
+            row.xp,
+            list(row.badges),
+            row.rating_mu,
+            row.rating_sigma,
+            row.rated_games,
+        ),
     )
 
 
@@ -147,6 +166,10 @@ def _members(row: TableMembers) -> tuple[Statement, Statement]:
     )
 
 
+def _played(row: GamesPlayed) -> Statement:
+    return (_PLAYED_INSERT, (list(row.people), row.game_id, row.table_id, row.mode, row.rated))
+
+
 def _account(row: Account) -> Statement:
     return (_ACCOUNT_INSERT, (row.player_id, row.name, row.password_hash, row.name_key))
 
@@ -164,6 +187,7 @@ _STATEMENTS: dict[type[Any], Callable[[Any], Statement]] = {
     StakeHoldEnded: _hold_ended,
     OwedTransfer: _owed,
     LobbyListing: _listing,
+    GamesPlayed: _played,
     Account: _account,
     AccessToken: _token,
 }

@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from service.store.pool import Pool
 from service.store.rows import (
     ListedTable,
     LobbyListing,
+    PlayedGame,
     PublicStanding,
     Standing,
     WalletBalance,
@@ -64,6 +66,18 @@ select table_id from table_members where player_id = $1 order by joined_at desc,
 """
 
 
+_MY_PAST_GAMES = """
+select game_id, table_id, mode, rated, ended_at from player_games
+ where player_id = $1
+   and ($2::boolean is null or rated = $2)
+   and (not $3::boolean or mode = 'online')
+   and ($4::timestamptz is null or ended_at >= $4)
+   and ($5::timestamptz is null or ended_at < $5)
+ order by ended_at desc, game_id desc
+ limit $6 offset $7
+"""
+
+
 class StoredTableMembership:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
@@ -71,33 +85,66 @@ class StoredTableMembership:
     async def tables_of(self, player_id: str, limit: int) -> list[str]:
         return [r[0] for r in await self._pool.fetch(_MY_TABLES, player_id, limit)]
 
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        rows = await self._pool.fetch(
+            _MY_PAST_GAMES, player_id, rated, online_only, since, until, limit, offset
+        )
+        return [
+            PlayedGame(game_id=r[0], table_id=r[1], mode=r[2], rated=r[3], ended_at=r[4])
+            for r in rows
+        ]
+
 
 _WALLET = "select balance, held, granted, version from wallets where player_id = $1"
 _STATS = """
-select name, games_played, games_won, xp, badges from player_stats where player_id = $1
+select name, games_played, games_won, xp, badges, rating_mu, rating_sigma, rated_games
+  from player_stats where player_id = $1
 """
 _PUBLIC_PLAYER = """
 select coalesce(a.name, s.name,
-                (select t.name from access_tokens t where t.player_id = p.player_id
+                (select t.name from access_tokens t where t.player_id = $1
                   order by t.created_at limit 1)) as name,
        a.player_id is not null as registered,
        coalesce(s.games_played, 0) as games_played,
        coalesce(s.games_won, 0) as games_won,
        coalesce(s.xp, 0) as xp,
-       coalesce(s.badges, '{}') as badges
+       coalesce(s.badges, '{}') as badges,
+       coalesce(s.rating_mu, 25) as rating_mu,
+       coalesce(s.rating_sigma, 8.333333333333334) as rating_sigma,
+       coalesce(s.rated_games, 0) as rated_games
   from (select $1::text as player_id) p
   left join accounts a on a.player_id = p.player_id
   left join player_stats s on s.player_id = p.player_id
 """
 _LEADERBOARD = {
     "wins": """
-select player_id, name, games_played, games_won, xp, badges from player_stats
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
  order by games_won desc, xp desc, player_id
  limit $1 offset $2
 """,
     "xp": """
-select player_id, name, games_played, games_won, xp, badges from player_stats
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
  order by xp desc, games_won desc, player_id
+ limit $1 offset $2
+""",
+    # People with a rated game: settled ratings first, then provisional ones (migration 0018).
+    "rating": """
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from player_stats
+ where rated_games > 0
+ order by (rating_sigma < 6) desc, rating_mu desc, player_id
  limit $1 offset $2
 """,
 }
@@ -126,6 +173,9 @@ class StoredStandings:
             games_won=row[2],
             xp=row[3],
             badges=tuple(row[4]),
+            rating_mu=row[5],
+            rating_sigma=row[6],
+            rated_games=row[7],
         )
 
     async def public(self, player_id: str) -> PublicStanding | None:
@@ -139,11 +189,14 @@ class StoredStandings:
             games_won=row["games_won"],
             xp=row["xp"],
             badges=tuple(row["badges"]),
+            rating_mu=row["rating_mu"],
+            rating_sigma=row["rating_sigma"],
+            rated_games=row["rated_games"],
         )
         return PublicStanding(standing=standing, registered=row["registered"])
 
     async def leaderboard(
-        self, by: Literal["wins", "xp"], limit: int, offset: int
+        self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
         return [
             Standing(
@@ -153,6 +206,9 @@ class StoredStandings:
                 games_won=r[3],
                 xp=r[4],
                 badges=tuple(r[5]),
+                rating_mu=r[6],
+                rating_sigma=r[7],
+                rated_games=r[8],
             )
             for r in await self._pool.fetch(_LEADERBOARD[by], limit, offset)
         ]

@@ -15,6 +15,7 @@ from datetime import datetime
 import msgspec
 
 from service.domain.ledger import PlayerStats, WalletState
+from service.domain.ratings import NEW, Rating
 from service.domain.rules.bees import DEFAULT_LEVEL
 from service.domain.rules.events import BeeLevel
 from service.domain.table_events import TableMode
@@ -31,6 +32,7 @@ class DealSecret(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     server_seed: bytes
+    table_id: str = ""  # its table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class Timer(Row, frozen=True, kw_only=True, gc=False):
@@ -38,6 +40,7 @@ class Timer(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     deadline: datetime
+    table_id: str = ""  # its game's table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class WalletBalance(Row, frozen=True, kw_only=True, gc=False):
@@ -69,9 +72,12 @@ class Standing(Row, frozen=True, kw_only=True, gc=False):
     games_won: int = 0
     xp: int = 0
     badges: tuple[str, ...] = ()
+    rating_mu: float = NEW.mu
+    rating_sigma: float = NEW.sigma
+    rated_games: int = 0
 
     @classmethod
-    def of(cls, player_id: str, name: str, stats: PlayerStats) -> Standing:
+    def of(cls, player_id: str, name: str, stats: PlayerStats, rating: Rating = NEW) -> Standing:
         return cls(
             player_id=player_id,
             name=name,
@@ -79,7 +85,14 @@ class Standing(Row, frozen=True, kw_only=True, gc=False):
             games_won=stats.games_won,
             xp=stats.xp,
             badges=tuple(stats.badges),
+            rating_mu=rating.mu,
+            rating_sigma=rating.sigma,
+            rated_games=rating.games,
         )
+
+    @property
+    def rating(self) -> Rating:
+        return Rating(mu=self.rating_mu, sigma=self.rating_sigma, games=self.rated_games)
 
     @property
     def stats(self) -> PlayerStats:
@@ -157,6 +170,17 @@ class TableMembers(Row, frozen=True, kw_only=True, gc=False):
         return cls(table_id=table.table_id, people=people, mode=table.mode)
 
 
+class GamesPlayed(Row, frozen=True, kw_only=True, gc=False):
+    """A game that ended, on the history of every person dealt into it (`player_games`, one
+    row each; My games' history and the export of a player's games)."""
+
+    game_id: str
+    table_id: str
+    mode: TableMode
+    rated: bool
+    people: tuple[str, ...]
+
+
 class Account(Row, frozen=True, kw_only=True, gc=False):
     """An account (`accounts`): unique by player and by `name_key` (`UniqueViolation` with
     `ACCOUNT_TAKEN` or `NAME_TAKEN` otherwise, and nothing of the append is written). A row
@@ -191,6 +215,7 @@ Rows = (
     | OwedTransfer
     | LobbyListing
     | TableMembers
+    | GamesPlayed
     | Account
     | AccessToken
 )
@@ -214,6 +239,16 @@ class ListedTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     listing: LobbyListing
     opened_at: datetime
+
+
+class PlayedGame(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A finished game on a person's history, as read: when it ended."""
+
+    game_id: str
+    table_id: str
+    mode: TableMode
+    rated: bool
+    ended_at: datetime
 
 
 class PublicStanding(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -50,6 +50,7 @@ from service.domain.transfers import (
     CommitStake,
     GrantReward,
     PayPot,
+    RateGame,
     ReleaseStake,
     TransferUnion,
     decide_delivery,
@@ -59,6 +60,7 @@ from service.domain.views import PotView, RewardView, pot_view, reward_view
 from service.store.log import DuplicateCommand
 from service.usecases.context import Context, stream
 from service.usecases.identity import Player
+from service.usecases.ratings import field_of, rate, rating_transfers
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns, until_applied
 from service.usecases.unit_of_work import UnitOfWork
@@ -224,14 +226,22 @@ class Money:
     async def reward(self, uow: UnitOfWork, game: GameState) -> None:
         """Coins and XP for every person with an account who finished an online game (more
         for the winners; the coins up to the daily cap, counted on the day the game ended), and
-        the game on their record; leavers and solo games earn nothing."""
+        the game on their record; leavers and solo games earn nothing. At a rated table, every
+        person with an account who played it, leavers too, is owed a rating change
+        (`usecases.ratings`)."""
         if uow.table.mode != "online" or game.end_reason not in (
             "finished",
             "last_person_standing",
         ):
             return
+        people = [s.info.player_id for s in game.seats if not s.is_bee and s.info.player_id]
+        holders = await self.accounts.holders([p for p in people if p is not None])
+        if uow.table.rated:
+            field = await field_of(self.repository, game, holders)
+            for transfer in rating_transfers(game, uow.table.table_id, field):
+                uow.transfer(transfer)
         finishers = {s.info.player_id: s for s in game.seats if not s.is_bee and s.playing}
-        holders = await self.accounts.holders([pid for pid in finishers if pid is not None])
+        holders = [pid for pid in holders if pid in finishers]
         day = self.ctx.clock().astimezone(UTC).date().isoformat()
         for player_id in holders:
             seat = finishers[player_id]
@@ -320,20 +330,25 @@ class Money:
             await until_applied(partial(self._deliver_once, transfer), what="wallet")
 
     async def _deliver_once(self, transfer: TransferUnion) -> None:
-        """Load the wallet, decide the delivery, append (a duplicate: delivered before)."""
+        """Load the wallet (or, for a rating, the record), decide the delivery, append (a
+        duplicate: delivered before)."""
         player_id = transfer.player_id
         uow = UnitOfWork(self.repository)
-        events = decide_delivery(await uow.wallet(player_id), transfer)
-        if isinstance(transfer, GrantReward):
-            await uow.record(player_id, GameRecorded(record=transfer.record))
-        elif not events:
-            # A stake the wallet does not hold: a bug if it ever happens, and nothing to do.
-            log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
-            return
-        await uow.wallet_events(player_id, events)
+        if isinstance(transfer, RateGame):
+            await rate(uow, transfer)
+        else:
+            events = decide_delivery(await uow.wallet(player_id), transfer)
+            if isinstance(transfer, GrantReward):
+                await uow.record(player_id, GameRecorded(record=transfer.record))
+            elif not events:
+                # A stake the wallet does not hold: a bug if it ever happens; nothing to do.
+                log.error("transfer finds no stake to move", transfer_id=transfer.transfer_id)
+                return
+            await uow.wallet_events(player_id, events)
         # The command goes on a stream this delivery appends to: a reward always records the
-        # game on the player's record, whatever the daily cap leaves of its coins.
-        kind = "player" if isinstance(transfer, GrantReward) else "wallet"
+        # game on the player's record, whatever the daily cap leaves of its coins; a rating
+        # change is on the record alone.
+        kind = "player" if isinstance(transfer, GrantReward | RateGame) else "wallet"
         metadata = {"causation": transfer.transfer_id, "actor": f"table:{transfer.table_id}"}
         with contextlib.suppress(DuplicateCommand):  # delivered before: it is in the wallet
             await uow.commit(metadata, command=(stream(kind, player_id), transfer.transfer_id))

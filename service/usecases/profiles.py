@@ -10,20 +10,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 from service.domain.ledger import PlayerStats
+from service.domain.ratings import NEW, Rating
 from service.usecases.context import Context
 from service.usecases.errors import NotFound
 from service.usecases.identity import Player
 
-LeaderboardOrder = Literal["wins", "xp"]
+LeaderboardOrder = Literal["wins", "xp", "rating"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class Record:
-    """A person's record: the name others see, and their online games, XP and badges."""
+    """A person's record: the name others see, their online games, XP and badges, and their
+    rating (`service.domain.ratings`)."""
 
     player_id: str
     name: str
     stats: PlayerStats
+    rating: Rating = NEW
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +57,7 @@ class Profiles:
             player_id=player.player_id,
             name=player.name,
             stats=standing.stats if standing is not None else PlayerStats(),
+            rating=standing.rating if standing is not None else NEW,
             registered=player.registered,
             balance=wallet.balance if wallet else 0,
             held=wallet.held if wallet else 0,
@@ -68,11 +72,15 @@ class Profiles:
             player_id=player_id,
             name=public.standing.name,
             stats=public.standing.stats,
+            rating=public.standing.rating,
             registered=public.registered,
         )
 
     async def leaderboard(self, by: LeaderboardOrder, limit: int, offset: int) -> list[Record]:
-        """Up to `limit` records from `offset` on, by games won (then XP) or by XP (then wins),
-        ties by player id."""
+        """Up to `limit` records from `offset` on, by games won (then XP), by XP (then wins), or
+        by rating (people with a rated game: settled ratings, then provisional ones, each by
+        mu), ties by player id."""
         rows = await self.standings.leaderboard(by, limit, offset)
-        return [Record(player_id=r.player_id, name=r.name, stats=r.stats) for r in rows]
+        return [
+            Record(player_id=r.player_id, name=r.name, stats=r.stats, rating=r.rating) for r in rows
+        ]

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from service.domain.codec import encode_canonical
+from service.domain.codec import encode_canonical, tag_of
 from service.domain.ledger import (
     StakeCommitted,
     StakeHeld,
@@ -25,10 +25,12 @@ from service.domain.ledger import (
     wallet_event_type,
 )
 from service.domain.players import GameRecorded, PlayerRecord
+from service.domain.ratings import RatingChanged
 from service.domain.rules.engine import GameState, fold
 from service.domain.rules.events import (
     DealCommitted,
     Event,
+    GameEnded,
     GameStarted,
     StemChoiceRequired,
     TurnStarted,
@@ -45,6 +47,7 @@ from service.domain.transfers import TransferUnion
 from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -83,7 +86,7 @@ class UnitOfWork:
         self._secrets: dict[str, bytes] = {}
         self._games: dict[str, _Stream[GameState, Event]] = {}
         self._wallets: dict[str, _Stream[WalletState, WalletEventUnion]] = {}
-        self._records: dict[str, tuple[PlayerRecord, list[GameRecorded]]] = {}
+        self._records: dict[str, tuple[PlayerRecord, list[GameRecorded | RatingChanged]]] = {}
         self.transfers: list[TransferUnion] = []  # to wallets, through the table's outbox
 
     # --- the table ----------------------------------------------------------------------------
@@ -141,9 +144,16 @@ class UnitOfWork:
             entry.events.append(event)
             entry.after = evolve_wallet(entry.after, event)
 
-    async def record(self, player_id: str, event: GameRecorded) -> None:
+    async def player_record(self, player_id: str) -> PlayerRecord:
+        """The person's record as loaded, with the rating this unit has changed it to."""
         if player_id not in self._records:
             self._records[player_id] = (await self.repository.player_record(player_id), [])
+        loaded, recorded = self._records[player_id]
+        changes = [e for e in recorded if isinstance(e, RatingChanged)]
+        return msgspec.structs.replace(loaded, rating=changes[-1].after) if changes else loaded
+
+    async def record(self, player_id: str, event: GameRecorded | RatingChanged) -> None:
+        await self.player_record(player_id)
         self._records[player_id][1].append(event)
 
     def transfer(self, transfer: TransferUnion) -> None:
@@ -208,6 +218,7 @@ class UnitOfWork:
                     expected_version=game.version,
                     events=[_new(event_type(e), e) for e in game.events],
                     seal_keys=keys,
+                    shard=game.after.table_id or None,  # a game is on its table's shard
                 )
             )
         for player_id, wallet in self._wallets.items():
@@ -223,18 +234,25 @@ class UnitOfWork:
                 StreamAppend(
                     stream=stream("player", player_id),
                     expected_version=loaded.version,
-                    events=[_new("game_recorded", e) for e in recorded],
+                    events=[_new(tag_of(e), e) for e in recorded],
                 )
             )
         return appends
+
+    def _table_of(self, game_id: str) -> str:
+        entry = self._games.get(game_id)
+        return (entry.after.table_id if entry is not None else "") or self.table.table_id
 
     def _also(self) -> list[Row]:
         """The rows these events cause, committed with them: each prepared game's secret, a
         timer for every deadline set, each wallet's balance and holds, what the table owes
         wallets, each record's standing, and the table's lobby listing and members."""
-        rows: list[Row] = [DealSecret(game_id=g, server_seed=s) for g, s in self._secrets.items()]
+        rows: list[Row] = [
+            DealSecret(game_id=g, server_seed=s, table_id=self._table_of(g))
+            for g, s in self._secrets.items()
+        ]
         rows += [
-            Timer(game_id=game_id, deadline=event.deadline)
+            Timer(game_id=game_id, deadline=event.deadline, table_id=game.after.table_id)
             for game_id, game in self._games.items()
             for event in game.events
             if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
@@ -257,9 +275,28 @@ class UnitOfWork:
         rows += [OwedTransfer(transfer=t) for t in self.transfers]
         for player_id, (loaded, recorded) in self._records.items():
             stats = loaded.stats
+            rating = loaded.rating
             for event in recorded:
-                stats = record_game(stats, event.record)
-            rows.append(Standing.of(player_id, loaded.name, stats))
+                if isinstance(event, GameRecorded):
+                    stats = record_game(stats, event.record)
+                else:
+                    rating = event.after
+            rows.append(Standing.of(player_id, loaded.name, stats, rating))
+        rows += [  # a game that ended, on the history of each person dealt into it
+            GamesPlayed(
+                game_id=game_id,
+                table_id=game.after.table_id,
+                mode=self.table.mode,
+                rated=self.table.rated,
+                people=tuple(
+                    s.info.player_id
+                    for s in game.after.seats
+                    if not s.is_bee and s.info.player_id is not None
+                ),
+            )
+            for game_id, game in self._games.items()
+            if any(isinstance(e, GameEnded) for e in game.events)
+        ]
         if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:

@@ -1,7 +1,9 @@
 """`python -m tests.browser.replay_shots`: photograph the replay screen (issue 26) into
 docs/board/: a finished 4-seat game at a sixth bee's take (replay-sixth-bee.png) and at a
-person's too-low choice (replay-too-low.png). Runs the real app on a throw-away database, as
-`make screenshots` does, with deals that make the person's lowest bee too low on turn 1."""
+person's too-low choice (replay-too-low.png), the sixth bee on a phone (replay-390x844.png),
+and a phone's first screen (setup-390x844.png: Into the meadow and the whole menu). Runs the
+real app on a throw-away database, as `make screenshots` does, with deals that make the
+person's lowest bee too low on turn 1."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ from tests.browser.replay import api_get, finished_game, open_replay, wait_posit
 from tests.browser.screenshots import DESKTOP, OUT
 from tests.deals import seeds_where
 from tests.live_server import serve
+
+PHONE = {"width": 390, "height": 844}
 
 
 def main() -> int:
@@ -46,6 +50,19 @@ def main() -> int:
                 path = OUT / f"{name}.png"
                 page.screenshot(path=str(path))
                 print(f"wrote {path.relative_to(OUT.parents[1])}")
+            phone = browser.new_context(viewport=PHONE, reduced_motion="reduce").new_page()
+            open_replay(phone, base, person, gid)
+            version = next(s["version"] for s in steps if s["kind"] == "sixth_bee")
+            phone.get_by_role("button", name=f"v{version} ", exact=False).first.click()
+            wait_position(phone, version)
+            phone.wait_for_timeout(300)
+            phone.evaluate("window.scrollTo(0, 0)")
+            phone.screenshot(path=str(OUT / "replay-390x844.png"))
+            phone.goto(base + "/")
+            phone.get_by_role("button", name="Into the meadow").wait_for()
+            phone.wait_for_timeout(300)
+            phone.screenshot(path=str(OUT / "setup-390x844.png"))
+            print("wrote docs/board/replay-390x844.png, docs/board/setup-390x844.png")
         finally:
             browser.close()
             next(server, None)  # past its yield: the server stops before the database goes

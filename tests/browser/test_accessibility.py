@@ -1,7 +1,8 @@
 """Issue 25: a strict Content-Security-Policy on the board, and an accessibility scan with
 axe-core (the npm package in tests/browser/node_modules, `npm ci --prefix tests/browser`,
-injected from there: no CDN) finding no serious or critical violation on setup, lobby, table,
-game, result and My games."""
+injected from there: no CDN) finding no serious or critical violation on any screen: setup,
+game, result, replay (the analysis open too), My games, profile, account, leaderboard, lobby and
+table (issue 44, item 2: the replay was never scanned, and had 44)."""
 
 from __future__ import annotations
 
@@ -82,9 +83,27 @@ def test_no_serious_or_critical_accessibility_violation(axe_page: Any, board_url
     play_to_end(page)
     verdict(page)
     found += _serious(page, "result")
+    # The replay of the game just played, at its last step, with the analysis open.
+    gid = page.evaluate("location.hash.split('/')[2]")
+    page.goto(f"{board_url}/#/replay/{gid}")
+    page.locator(".replay-step").wait_for()
+    found += _serious(page, "replay")
+    page.keyboard.press("End")
+    page.get_by_role("button", name="What would the bee have played?").click()
+    page.locator(".analysis-table").wait_for(timeout=60_000)
+    found += _serious(page, "replay, the analysis open")
     page.goto(board_url + "/#/games")
     page.locator(".my-table").first.wait_for()
     found += _serious(page, "my games")
+    page.goto(board_url + "/#/profile")
+    page.locator(".profile").first.wait_for()
+    found += _serious(page, "profile")
+    page.goto(board_url + "/#/account")
+    page.get_by_role("form").first.wait_for()
+    found += _serious(page, "account")
+    page.goto(board_url + "/#/leaderboard")
+    page.locator(".leaderboard").first.wait_for()
+    found += _serious(page, "leaderboard")
     page.goto(board_url + "/#/lobby")
     page.get_by_role("heading", name="Lobby").wait_for()
     found += _serious(page, "lobby")

@@ -289,3 +289,55 @@ def test_a_seat_that_left_reads_last_in_the_standings(browser: Any, board_url: s
         assert not page.errors
     finally:
         ctx.close()
+
+
+def test_the_last_person_standing_beside_bee_players_reads_right(
+    browser: Any, board_url: str
+) -> None:
+    """Issue 44, item 6: Hana and Bob fill their free table with bee players; Bob's Leave
+    prompt says what leaving does (his stings stop counting, Hana wins at once); he leaves.
+    Hana's result says that the other person left (not "everyone", the bees still sit there),
+    that bee players don't win, and lists her, the winner, first, above any bee with fewer
+    stings."""
+    hana, bob = guest(board_url, "Hana"), guest(board_url, "Bob")
+    table = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 4, "turn_seconds": 600, "choice_seconds": 600},
+        headers=_auth(hana),
+    )
+    table.raise_for_status()
+    table_id = table.json()["table_id"]
+    httpx.post(
+        f"{board_url}/tables/{table_id}/seats", json={}, headers=_auth(bob)
+    ).raise_for_status()
+    started = httpx.post(f"{board_url}/tables/{table_id}/bees", json={}, headers=_auth(hana))
+    started.raise_for_status()
+    game = str(started.json()["game"]["game_id"])
+
+    ctx, page = _open_as(browser, board_url, bob, game)
+    try:
+        page.get_by_role("button", name="Leave", exact=True).click()
+        words = page.locator(".leave-confirm").inner_text()
+        assert "your stings stop counting" in words and "Hana wins at once." in words
+        page.get_by_role("button", name="Yes, leave").click()
+        page.wait_for_function("() => location.hash === '#/lobby'")
+        assert not page.errors
+    finally:
+        ctx.close()
+    _wait_ended(board_url, hana, game)
+
+    ctx, page = _open_as(browser, board_url, hana, game)
+    try:
+        result = page.locator(".result")
+        result.wait_for()
+        reason = result.locator(".reason").inner_text()
+        assert "Every other person left the table" in reason and "Everyone else" not in reason
+        assert "Bee players don't keep a game going, and don't win it." in reason
+        rows = result.locator(".standings li")
+        assert rows.count() == 4
+        assert rows.first.inner_text().split()[0] == "You"
+        assert "winner" in rows.first.inner_text()
+        assert rows.last.inner_text().split()[0] == "Bob"  # left: last
+        assert not page.errors
+    finally:
+        ctx.close()

@@ -272,12 +272,78 @@ def test_what_would_the_bee_have_played_shows_the_analysis_of_the_seat_and_turn_
     ]
     assert [e["bee"] for e in expected["estimates"]] == expected["hand"] and len(rows) == 8
     assert shown.locator("tr.pick").get_attribute("data-bee") == str(expected["pick"])
+    # The pick's row is a row like the others, its four cells side by side (issue 44, item 3:
+    # it took the reveal strip's `.pick` column and stacked them).
+    for row in ("tr.pick", "tbody tr:not(.pick)"):
+        tops = (
+            shown.locator(row)
+            .first.locator("th, td")
+            .evaluate_all("cells => cells.map(c => Math.round(c.getBoundingClientRect().top))")
+        )
+        assert len(tops) == 4 and len(set(tops)) == 1, (row, tops)
     assert shown.locator("tr.played").get_attribute("data-bee") == str(expected["played"])
     # another turn is another question: the button comes back; the answer is kept per turn
     page.get_by_label("Jump to turn").select_option("4")
     panel.get_by_role("button", name="What would the bee have played?").wait_for()
     page.get_by_label("Jump to turn").select_option("3")
     panel.locator(".analysis").wait_for()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (390, 844)], ids=["laptop", "phone"])
+def test_the_stems_and_the_steps_change_are_seen_together(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str], size: tuple[int, int]
+) -> None:
+    """Issue 44, item 4: at a laptop's and a phone's size, the step's words and all four stems
+    are in the window without scrolling (stems 3-4 were off-screen, on a phone all four at its
+    bottom edge), and no card's stings spill off it (5-sting marks overflowed small cards)."""
+    person, gid = game
+    width, height = size
+    page.set_viewport_size({"width": width, "height": height})
+    open_replay(page, rigged_url, person, gid)
+    for key in (None, "End"):  # as it opens (turn 1, every hand full), then the last step
+        if key:
+            page.keyboard.press(key)
+        page.wait_for_timeout(300)
+        boxes = page.evaluate(
+            """() => [...document.querySelectorAll('.replay-step, .replay-stems .stem')]
+                .map(e => { const r = e.getBoundingClientRect(); return [r.top, r.bottom]; })"""
+        )
+        assert len(boxes) == 5
+        for top, bottom in boxes:
+            assert top >= 0 and bottom <= height, (key, size, boxes)
+        spills = page.evaluate(
+            """() => [...document.querySelectorAll('.replay-screen .bee')].map(card => {
+                const c = card.getBoundingClientRect();
+                const s = card.querySelector('.stings').getBoundingClientRect();
+                return Math.max(c.left - s.left, s.right - c.right);
+            })"""
+        )
+        assert spills and max(spills) <= 0, f"stings spill off a card by {max(spills)} px"
+
+
+def test_jump_to_turn_keeps_the_turn_shown_and_the_legend_names_the_seat(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """Issue 44, item 7: after a jump (and a step, which redraws the controls) "Jump to turn"
+    still shows the turn on screen, not "Turn…"; the analysis legend says whose bee ✓ marks."""
+    person, gid = game
+    open_replay(page, rigged_url, person, gid)
+    jump = page.get_by_label("Jump to turn")
+    jump.select_option("3")
+    page.locator(".replay-bar .turn").get_by_text("Turn 3 of").wait_for()
+    assert jump.input_value() == "3"
+    page.get_by_role("button", name="Step forward (→)").click()
+    page.wait_for_timeout(300)
+    turn = page.locator(".replay-bar .turn").inner_text().split()[1]
+    assert jump.input_value() == turn
+    page.keyboard.press("Shift+ArrowRight")
+    page.locator(".replay-bar .turn").get_by_text("Turn 4 of").wait_for()
+    assert jump.input_value() == "4"
+    panel = page.get_by_role("region", name="What would the bee have played?")
+    panel.get_by_role("button", name="What would the bee have played?").click()
+    legend = panel.locator(".legend")
+    legend.wait_for(timeout=30_000)
+    assert "✓ the bee Ada played" in legend.inner_text()
 
 
 def test_every_turn_against_the_bee_shows_what_each_pick_cost_and_goes_to_its_turn(

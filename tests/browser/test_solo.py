@@ -489,9 +489,10 @@ def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: st
 def test_a_refusal_shows_where_the_person_is_looking_on_a_phone(
     browser: Any, board_url: str
 ) -> None:
-    """At 375×740 Into the meadow sits below the window's first screen: a refused start (here
-    429 too-many-sign-ups) showed its alert at the top of the page, out of sight. The alert now
-    stays in the window."""
+    """At 375×740 the setup form is longer than the window: a refused start (here 429
+    too-many-sign-ups) from the bottom of it showed its alert at the top of the page, out of
+    sight. The alert now stays in the window. (Into the meadow is on the first screen now,
+    issue 44 item 5: the person scrolls the form down to the button's last place first.)"""
     ctx = browser.new_context(
         viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
     )
@@ -515,8 +516,8 @@ def test_a_refusal_shows_where_the_person_is_looking_on_a_phone(
         )
         page.goto(board_url + "/")
         start = page.get_by_role("button", name="Into the meadow")
-        start.scroll_into_view_if_needed()
-        assert page.evaluate("window.scrollY") > 0, "the button was on the first screen"
+        page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+        assert page.evaluate("window.scrollY") > 0, "the form fits the first screen"
         start.click()
         alert = page.get_by_role("alert").filter(has_text="Too many sign-ups")
         alert.wait_for()

@@ -117,6 +117,14 @@ async def test_a_new_account_starts_with_the_sign_up_coins_at_level_1(
         "games_won": 0,
         "badges": [],
         "coins": {"balance": SIGN_UP_COINS, "held": 0},
+        # A newcomer's rating: the model's start, provisional (issue 43).
+        "rating": {
+            "points": 1500,
+            "provisional": True,
+            "games": 0,
+            "mu": 25.0,
+            "sigma": 25.0 / 3.0,
+        },
     }
 
 

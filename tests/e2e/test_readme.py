@@ -33,7 +33,7 @@ from tests.deals import seeds_where
 from tests.live_server import serve
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-README_API = "API=http://127.0.0.1:8000"
+README_API = "API=http://127.0.0.1:${SWARM_PORT:-8000}"
 SKIP = re.compile(r"^<!-- readme-test: skip \((.+)\) -->$")
 SAMPLE = re.compile(r"^(\s*)#> ?(.*?)(\s+\(when too low\))?$")
 SOLO = "A solo game with curl"
@@ -362,3 +362,35 @@ def test_the_online_walk_through_plays_audits_and_plays_again(readme_run: Run) -
     assert f"commitment:  {committed['commitment']}" in output, "held to the commitment kept"
     assert not any(line.startswith("✗") for line in output)
     assert objects[-1] == {"phase": "picking", "turn": 1}, "play again deals a new game"
+
+
+def test_the_walk_throughs_work_in_a_fresh_terminal() -> None:
+    """Issue 44, item 12: pasted into a fresh terminal in this folder after `make run`, the
+    walk-throughs call no bare `swarm` (only `.venv/bin/swarm` exists then) and talk to the
+    port `make run` serves on, SWARM_PORT included."""
+    walks = [b for b in readme_blocks(README.read_text()) if not b.skip]
+    commands = [
+        line for b in walks for line in b.code.splitlines() if not line.lstrip().startswith("#")
+    ]
+    assert not [line for line in commands if re.match(r"\s*swarm\s", line)]
+    apis = [line for line in commands if line.startswith("API=")]
+    assert apis and all(line.startswith(README_API) for line in apis)
+    (finder,) = {line for line in commands if line.startswith("SWARM=")}
+    # Without an installed `swarm` on PATH, the block finds the one `make run` made.
+    found = subprocess.run(
+        ["bash", "-c", finder.split("#")[0] + '; echo "$SWARM"'],
+        cwd=README.parent,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert found == ".venv/bin/swarm" and (README.parent / found).exists()
+    ported = subprocess.run(
+        ["bash", "-c", apis[0].split("#")[0] + '; echo "$API"'],
+        env={"PATH": "/usr/bin:/bin", "SWARM_PORT": "8123"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert ported == "http://127.0.0.1:8123"

@@ -1,0 +1,130 @@
+"""Ratings (issue 43; the rules in `service.domain.ratings`): the field of a rated game as its
+end reads it, a rating change delivered to a person's record, and every rating recomputed
+from the log (`swarm ratings`).
+
+A rating change travels like a reward: the table's append at a rated game's end writes a
+`RateGame` transfer per person of the field into its outbox (`Money.reward`), and its delivery
+(`Money.deliver`, or the relay after a crash) appends `rating_changed` to the person's
+`player-<id>` stream with the transfer's id as the command id, so it lands exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import msgspec
+
+from service.domain.ratings import (
+    Mismatch,
+    Placing,
+    RatingChanged,
+    check_ratings,
+    decide_rating,
+    places,
+)
+from service.domain.rules.engine import GameState
+from service.domain.transfers import RateGame
+from service.store.log import LogCursor
+from service.usecases.context import Context
+from service.usecases.repository import Repository
+from service.usecases.unit_of_work import UnitOfWork
+
+
+async def field_of(
+    repository: Repository, game: GameState, holders: Iterable[str]
+) -> tuple[Placing, ...]:
+    """The field of an ended game at a rated table: each person with an account (`holders`)
+    in their place, with their rating as their record reads now and the record's version."""
+    placed = places(game, holders)
+    out = []
+    for player_id, place in placed:
+        record = await repository.player_record(player_id)
+        out.append(
+            Placing(player_id=player_id, place=place, rating=record.rating, version=record.version)
+        )
+    return tuple(out)
+
+
+def rating_transfers(game: GameState, table_id: str, field: Iterable[Placing]) -> list[RateGame]:
+    chosen = tuple(field)
+    return [
+        RateGame(player_id=p.player_id, table_id=table_id, game_id=game.game_id, field=chosen)
+        for p in chosen
+    ]
+
+
+async def rate(uow: UnitOfWork, transfer: RateGame) -> None:
+    """A rated game's change, decided on the person's record as it is now."""
+    before = (await uow.player_record(transfer.player_id)).rating
+    change = decide_rating(
+        transfer.player_id, transfer.game_id, transfer.table_id, transfer.field, before
+    )
+    await uow.record(transfer.player_id, change)
+
+
+@dataclass(kw_only=True)
+class RatingsCheck:
+    """What recomputing every rating from the log found: how many people, changes and games,
+    and every change that does not hold (none, when the log is sound)."""
+
+    people: int = 0
+    changes: int = 0
+    games: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+
+async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
+    """Every rating recomputed from the log: each change from the person's stream before it
+    and the others' streams at the versions it names (`check_ratings`), and each game's field
+    from the game itself (its table rated, its places those the game's end gives)."""
+    streams: dict[str, list[tuple[int, RatingChanged]]] = {}
+    games: dict[str, tuple[str, set[tuple[str, int]]]] = {}
+    cursor: LogCursor | None = None
+    while True:
+        rows = await ctx.store.read_all(after=cursor, limit=1000, stream_prefix="player-")
+        if not rows:
+            break
+        cursor = rows[-1].cursor
+        for row in rows:
+            if row.type != "rating_changed":
+                continue
+            change = _DECODER.decode(row.data)
+            player_id = row.stream.removeprefix("player-")
+            streams.setdefault(player_id, []).append((row.version, change))
+            games.setdefault(
+                change.game_id,
+                (change.table_id, {(p.player_id, p.place) for p in change.field}),
+            )
+    check = RatingsCheck(
+        people=len(streams),
+        changes=sum(len(c) for c in streams.values()),
+        games=len(games),
+        mismatches=check_ratings(streams),
+    )
+    for game_id, (table_id, placed) in games.items():
+        table = await repository.table(table_id)
+        game = await repository.game(game_id)
+        problem = None
+        if not table.rated:
+            problem = "a casual table's game was rated"
+        elif set(places(game, {p for p, _ in placed})) != placed:
+            problem = "the field is not the game's result"
+        if problem is not None:
+            check.mismatches.append(
+                Mismatch(player_id="", version=0, game_id=game_id, problem=problem)
+            )
+    for player_id, changes in streams.items():
+        for version, change in changes:
+            if (player_id, change.place) not in games[change.game_id][1]:
+                check.mismatches.append(
+                    Mismatch(
+                        player_id=player_id,
+                        version=version,
+                        game_id=change.game_id,
+                        problem="not in the game's field as the others' changes give it",
+                    )
+                )
+    return check
+
+
+_DECODER = msgspec.json.Decoder(RatingChanged)

@@ -1,0 +1,107 @@
+"""Skill ratings over HTTP on PostgreSQL (issue 43): a table opened as rated changes the
+ratings of the people with accounts who play it, as their profile and the leaderboard by
+rating show; a casual table changes none; and `swarm ratings` recomputes every rating in the
+database from the log and finds the same numbers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from service.domain.ratings import NEW
+from tests.e2e.api_client import Api, play_online_to_the_end
+from tests.e2e.test_coins import member, player_id
+
+
+async def profile(api: Api, who: str | None = None) -> dict[str, Any]:
+    path = f"/players/{who}" if who else "/me"
+    response = await api.client.get(path, headers=api.headers)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def played(anon: Api, people: list[Api], *, rated: bool) -> dict[str, Any]:
+    host, *others = people
+    table = await host.create_table(seats=len(people), rated=rated)
+    assert table["rated"] is rated
+    joined: dict[str, Any] = {}
+    for person in others:
+        joined = await person.ok_table_action(table["table_id"], "seats")
+    seats = {n: p for n, p in enumerate(people, 1)}
+    return await play_online_to_the_end(seats, joined["game"]["game_id"])
+
+
+async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
+    anon: Api, database_url: str
+) -> None:
+    people = [await member(anon, n) for n in ("Ann", "Ben", "Cy")]
+    ids = [await player_id(p) for p in people]
+    start = await profile(people[0])
+    assert start["rating"] == {
+        "points": 1500,
+        "provisional": True,
+        "games": 0,
+        "mu": NEW.mu,
+        "sigma": NEW.sigma,
+    }
+    await played(anon, people, rated=False)
+    assert (await profile(people[0]))["rating"]["games"] == 0
+
+    last = await played(anon, people, rated=True)
+    by_seat = {s["seat"]: s["stings"] for s in last["seats"]}
+    ratings = [(await profile(people[0], who))["rating"] for who in ids]
+    assert all(r["games"] == 1 and r["provisional"] for r in ratings)
+    # Fewer stings, more points: the winners gain and the last loses (unless all tied).
+    ranked = sorted(by_seat, key=lambda seat: by_seat[seat])
+    points = [ratings[seat - 1]["points"] for seat in ranked]
+    assert points == sorted(points, reverse=True), (by_seat, ratings)
+    if len(set(by_seat.values())) > 1:
+        assert points[0] > 1500 > points[-1], (by_seat, ratings)
+
+    ask: dict[str, str | int] = {"by": "rating", "limit": 100}
+    page = (await anon.client.get("/leaderboard", params=ask, headers=people[0].headers)).json()
+    assert page.get("by") == "rating", page
+    listed = {e["player_id"]: e for e in page["entries"]}
+    for who, rating in zip(ids, ratings, strict=True):
+        assert listed[who]["rating"] == rating and listed[who]["xp"] > 0
+    mus = [e["rating"]["mu"] for e in page["entries"] if e["rating"]["provisional"]]
+    assert mus == sorted(mus, reverse=True)
+
+    # My games' history: newest first, the rated game with its change, filters, links.
+    history = (await people[0].client.get("/me/history", headers=people[0].headers)).json()
+    rated_game, casual_game = history["games"][:2]
+    assert (rated_game["rated"], casual_game["rated"]) == (True, False)
+    assert rated_game["ended_at"] >= casual_game["ended_at"]
+    assert rated_game["seats"] == 3 and rated_game["mode"] == "online"
+    assert {o["player_id"] for o in rated_game["others"]} == set(ids[1:])
+    assert rated_game["you"]["stings"] == by_seat[1]
+    assert rated_game["you"]["place"] == sorted(set(by_seat.values())).index(by_seat[1]) + 1
+    change = rated_game["rating"]
+    assert change["before"] == 1500 and change["after"] == ratings[0]["points"]
+    assert change["change"] == change["after"] - change["before"]
+    assert casual_game["rating"] is None
+    assert rated_game["replay"] == f"/games/{rated_game['game_id']}/steps"
+    exported = await people[0].client.get(rated_game["export"], headers=people[0].headers)
+    assert exported.status_code == 200 and exported.json()["game_id"] == rated_game["game_id"]
+    for kind, expected in (("rated", True), ("casual", False)):
+        page = (
+            await people[0].client.get(
+                "/me/history", params={"kind": kind, "limit": 1}, headers=people[0].headers
+            )
+        ).json()
+        assert [g["rated"] for g in page["games"]] == [expected] and page["next_offset"] is None
+
+    done = subprocess.run(
+        [sys.executable, "-m", "service", "ratings"],
+        env={**os.environ, "DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every rating is the one the games give" in done.stdout
+    changes = int(done.stdout.split(" rating changes")[0].split(", ")[-1])
+    assert changes >= 3
