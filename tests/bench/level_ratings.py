@@ -40,6 +40,7 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from service.domain.ratings import NEW, POINTS_PER_MU, Placing, Rating, rate
+from service.domain.rules.bees import BEE_NAMES
 from service.domain.rules.engine import cheapest_stem
 from service.domain.rules.events import SeatInfo
 from service.domain.rules.levels import LEVELS
@@ -74,7 +75,7 @@ def play(players: int, number: int) -> dict[str, Any]:
     timed = [bees.Timed(level, game_id) for level in who]
     policies: list[Policy] = list(timed)
     seats = tuple(
-        SeatInfo(seat=n, name=bees.BEE_NAMES[(n - 1) % len(bees.BEE_NAMES)], kind="bee", level=w)  # type: ignore[arg-type]
+        SeatInfo(seat=n, name=BEE_NAMES[(n - 1) % len(BEE_NAMES)], kind="bee", level=w)
         if w in LEVELS
         else SeatInfo(seat=n, name=f"Player {n}", kind="person", player_id=f"bench-{n}")
         for n, w in enumerate(who, start=1)
