@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,7 @@ UNIT_TESTS := tests/unit
 INTEGRATION_TESTS := tests/integration
 E2E_TESTS := tests/e2e tests/contract tests/ops tests/faults tests/bench
 BROWSER_TESTS := tests/browser
+CITUS_TESTS := tests/citus
 
 # The unit tier leaves out the tests marked `slow` (Hypothesis properties over whole games, whole
 # games of the bees that search, a pytest in a subprocess): `make test` runs them. It writes
@@ -64,6 +65,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# mypy, strict, on service/ and tests/ (pyproject.toml).
 typecheck: $(VENV)/.installed
 	$(PY) -m mypy
 
@@ -146,3 +148,11 @@ citus-up:
 
 citus-down:
 	deploy/citus-cluster.sh down
+
+# The Citus tier (tests/citus, docs/scaling.md "The store on Citus"): the store's contract
+# suites, every write counted single-shard by Citus, faults across hosts and a rebalance, on the
+# cluster above (started if it is not running). `make test` runs only its smoke
+# (tests/citus/test_smoke.py), which skips, in red, without a cluster.
+test-citus: $(VENV)/.installed
+	deploy/citus-cluster.sh up
+	SWARM_CITUS_TIER=1 $(PY) -m pytest -q $(CITUS_TESTS)

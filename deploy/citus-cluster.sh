@@ -9,6 +9,8 @@
 #   deploy/citus-cluster.sh down          # stop every node, remove the namespaces and the data
 #   deploy/citus-cluster.sh env           # DATABASE_URL=... (the coordinator's swarm database)
 #   deploy/citus-cluster.sh status
+#   deploy/citus-cluster.sh database NAME # a fresh database NAME on every node, its URL printed
+#   deploy/citus-cluster.sh drop-database NAME
 #   deploy/citus-cluster.sh add-worker N  # start worker N (3) and add it to the cluster
 #   deploy/citus-cluster.sh kill N        # SIGKILL worker N's postmaster (a crash)
 #   deploy/citus-cluster.sh start N       # start node N again (after kill)
@@ -26,7 +28,8 @@ PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
 BASE="${SWARM_CITUS_DIR:-/tmp/swarm-citus}"
 DB="${SWARM_CITUS_DB:-swarm}"
 NET="${SWARM_CITUS_NET:-10.231.7}"      # netns mode: the bridge is .1, node i is .(10+i)
-BRIDGE="swcitus0"
+NAME="${SWARM_CITUS_NAME:-swcitus}"     # netns mode: namespaces NAME1.., bridge NAME0, veths NAMEv1..
+BRIDGE="${NAME}0"
 LOCAL_PORT="${SWARM_CITUS_PORT:-57400}"  # local mode: node i listens on 127.0.0.1:(port+i)
 WORKERS="${SWARM_CITUS_WORKERS:-2}"
 
@@ -40,8 +43,8 @@ as_postgres() {  # run a command as the postgres user (PostgreSQL refuses root)
 mode() {
   if [ -f "$BASE/mode" ]; then cat "$BASE/mode"; return; fi
   if [ -n "${SWARM_CITUS_MODE:-}" ]; then echo "$SWARM_CITUS_MODE"; return; fi  # netns or local
-  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add swcitus-probe 2>/dev/null; then
-    ip netns delete swcitus-probe
+  if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns add "$NAME-probe" 2>/dev/null; then
+    ip netns delete "$NAME-probe"
     echo netns
   else
     echo local
@@ -50,7 +53,7 @@ mode() {
 
 host_of() { if [ "$(mode)" = netns ]; then echo "$NET.$((10 + $1))"; else echo 127.0.0.1; fi; }
 port_of() { if [ "$(mode)" = netns ]; then echo 5432; else echo $((LOCAL_PORT + $1)); fi; }
-ns_of() { echo "swcitus$1"; }
+ns_of() { echo "$NAME$1"; }
 in_node() {  # run a command in node $1's namespace (or here, in local mode)
   local i="$1"; shift
   if [ "$(mode)" = netns ]; then ip netns exec "$(ns_of "$i")" "$@"; else "$@"; fi
@@ -69,7 +72,7 @@ network() {  # the bridge and node $1's namespace and veth pair (netns mode)
     ip addr add "$NET.1/24" dev "$BRIDGE"
     ip link set "$BRIDGE" up
   fi
-  ns="$(ns_of "$i")"; veth="swc$i"
+  ns="$(ns_of "$i")"; veth="${NAME}v$i"
   if ! ip netns list | grep -qw "$ns"; then
     ip netns add "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
@@ -98,6 +101,7 @@ wal_level = logical
 max_replication_slots = 16
 max_wal_senders = 16
 citus.node_connection_timeout = 3000
+citus.shard_count = 8
 citus.enable_stat_counters = on
 citus.max_client_connections = 250
 log_min_messages = warning
@@ -138,12 +142,44 @@ stop_node() {
   fi
 }
 
-database() {  # the swarm database on node $1, with the citus extension
-  local i="$1"
-  if [ -z "$(psql_node "$i" postgres -c "select 1 from pg_database where datname = '$DB'")" ]; then
-    psql_node "$i" postgres -c "create database $DB"
+database() {  # database $2 (default: swarm) on node $1, with the citus extension
+  local i="$1" db="${2:-$DB}"
+  if [ -z "$(psql_node "$i" postgres -c "select 1 from pg_database where datname = '$db'")" ]; then
+    psql_node "$i" postgres -c "create database $db"
   fi
-  psql_node "$i" "$DB" -c "create extension if not exists citus"
+  psql_node "$i" "$db" -c "create extension if not exists citus"
+}
+
+new_database() {  # database $1 on every node of the cluster, its workers added, its URL printed
+  local db="$1" i
+  [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is [a-z_][a-z0-9_]*"
+  for i in $(active_nodes); do database "$i" "$db"; done
+  psql_node 0 "$db" -c "select citus_set_coordinator_host('$(host_of 0)', $(port_of 0))" >/dev/null
+  for i in $(active_nodes); do
+    [ "$i" = 0 ] && continue
+    psql_node 0 "$db" -c "select citus_add_node('$(host_of "$i")', $(port_of "$i"))" >/dev/null
+  done
+  echo "postgresql://postgres@$(host_of 0):$(port_of 0)/$db"
+}
+
+drop_database() {
+  local db="$1" i
+  [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is [a-z_][a-z0-9_]*"
+  for i in $(active_nodes); do
+    psql_node "$i" postgres -c "drop database if exists $db with (force)" >/dev/null
+  done
+}
+
+active_nodes() {  # the nodes of the swarm database's cluster: the coordinator and its workers
+  local i
+  echo 0
+  for i in $(nodes_started); do
+    [ "$i" = 0 ] && continue
+    if [ -n "$(psql_node 0 "$DB" -c "select 1 from pg_dist_node where nodename = '$(host_of "$i")'
+                                       and nodeport = $(port_of "$i") and isactive")" ]; then
+      echo "$i"
+    fi
+  done
 }
 
 add_worker() {
@@ -210,6 +246,8 @@ case "$cmd" in
   down) down ;;
   env) cat "$BASE/env" ;;
   status) status ;;
+  database) new_database "${2:?database name}" ;;
+  drop-database) drop_database "${2:?database name}" ;;
   add-worker) add_worker "${2:?worker number}"; say "worker $2 added" ;;
   kill)
     pid="$(head -1 "$BASE/node${2:?worker number}/data/postmaster.pid")"
@@ -219,9 +257,9 @@ case "$cmd" in
   start) start_node "${2:?node number}" ;;
   cut)
     [ "$(mode)" = netns ] || die "cut needs netns mode (root)"
-    ip link set "swc${2:?worker number}" down; say "node $2 cut off" ;;
+    ip link set "${NAME}v${2:?worker number}" down; say "node $2 cut off" ;;
   heal)
     [ "$(mode)" = netns ] || die "heal needs netns mode (root)"
-    ip link set "swc${2:?worker number}" up; say "node $2 back" ;;
+    ip link set "${NAME}v${2:?worker number}" up; say "node $2 back" ;;
   *) sed -n '2,22p' "$0"; exit 2 ;;
 esac

@@ -114,3 +114,19 @@ def pytest_testnodedown(node: Any, error: object) -> None:
     observed, titled = node.workeroutput.get("problem_codes", ([], []))
     problem_codes.OBSERVED.update((op, int(status), code) for op, status, code in observed)
     problem_codes.TITLED.update((code, title) for code, title in titled)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say in red when the Citus tests were skipped for want of a cluster (tests/citus)."""
+    skipped = [
+        r
+        for r in terminalreporter.stats.get("skipped", [])
+        if r.nodeid.startswith("tests/citus") and "no Citus cluster" in str(r.longrepr)
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"WARNING: {len(skipped)} Citus test(s) SKIPPED: no Citus cluster answers"
+            " (make citus-up, or make test-citus)",
+            red=True,
+            bold=True,
+        )

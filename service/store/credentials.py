@@ -11,6 +11,7 @@ from datetime import datetime
 
 import asyncpg
 
+from service.store import citus
 from service.store.events import WAKEUP_CHANNEL
 from service.store.log import UniqueViolation
 from service.store.pool import Pool
@@ -109,7 +110,7 @@ class StoredLoginAttempts:
                     await conn.execute(_WITHDRAW_ATTEMPT, key, at)
                 await conn.execute(*_insert(token))
         except asyncpg.UniqueViolationError as exc:
-            raise UniqueViolation(exc.constraint_name or "") from exc
+            raise UniqueViolation(citus.constraint(exc)) from exc
 
 
 def _insert(token: AccessToken) -> tuple[str, ...]:
@@ -172,7 +173,7 @@ class StoredAccessTokens:
         try:
             await self._pool.execute(*_insert(token))
         except asyncpg.UniqueViolationError as exc:
-            raise UniqueViolation(exc.constraint_name or "") from exc
+            raise UniqueViolation(citus.constraint(exc)) from exc
 
     async def revoke(self, token_hash: bytes, at: datetime) -> None:
         await self._pool.execute(_REVOKE, token_hash, at)

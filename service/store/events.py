@@ -21,8 +21,9 @@ function per append):
   function, which undoes them too. (A statement that cannot be a CTE, one with its own WITH,
   sends the append and the statements in a transaction instead: more round trips.)
 * **The hash chain cannot fork.** Every event carries ``hash``, SHA-256 chained to the previous
-  event of its stream (``service/domain/chain.py``). It is computed here, in Python (the
-  canonical JSON is Python's ``json.dumps``, which SQL cannot reproduce), from the head hash of
+  event of its stream (``service/domain/chain.py``). It is computed in Python
+  (``log.hashes``, which the in-memory store shares; the canonical JSON is Python's
+  ``json.dumps``, which SQL cannot reproduce), from the head hash of
   the version the caller decided on. The store knows that hash from its reads (``_Heads``: a
   stored event's hash never changes, so a cached one is never wrong, only possibly old), and
   fetches it only when it does not. ``append_events_quiet`` then checks, inside the inserting
@@ -68,6 +69,7 @@ import asyncpg
 import msgspec
 
 from service.domain import chain
+from service.store import citus
 from service.store.log import (
     ConcurrencyConflict,
     DuplicateCommand,
@@ -189,7 +191,9 @@ class _Heads:
             self._heads.popitem(last=False)
 
 
-def _to_event(row: asyncpg.Record, known: Mapping[str, dict[str, Any]] = {}) -> RecordedEvent:
+def _to_event(
+    row: asyncpg.Record | tuple[Any, ...], known: Mapping[str, dict[str, Any]] = {}
+) -> RecordedEvent:
     """A row as a `RecordedEvent`; `known`: metadata texts already decoded (read-only)."""
     meta = row[5]
     decoded = known.get(meta)
@@ -304,6 +308,13 @@ class EventStore:
         self._pool = pool
         self._heads = _Heads()
         self._wakener = _Wakener(pool)
+        self._citus: bool | None = None  # whether the database is Citus (asked once)
+
+    async def on_citus(self) -> bool:
+        """Whether the database has the citus extension (migration 0018): asked once."""
+        if self._citus is None:
+            self._citus = await citus.detect(self._pool)
+        return self._citus
 
     async def append(
         self,
@@ -314,12 +325,14 @@ class EventStore:
         guard: TokenGuard | None = None,
     ) -> list[RecordedEvent]:
         """`port.EventLog.append`: the rows and the guard as their statements
-        (`service.store.projections`), in `append_statements`' one round trip."""
+        (`service.store.projections`, or `service.store.citus` on Citus), in
+        `append_statements`' one round trip."""
+        rows = citus.statements if await self.on_citus() else statements
         return await self.append_statements(
             *appends,
             metadata=metadata,
             command=command,
-            also=[each for row in also for each in statements(row)],
+            also=[each for row in also for each in rows(row)],
             guard=None if guard is None else guard_statement(guard),
         )
 
@@ -388,6 +401,20 @@ class EventStore:
                 sql = _guarded_sql(sql, guard[0], _APPEND_PARAMS + len(also_args))
                 also_args = [*also_args, *guard[1]]
         cmd_stream, cmd_id = command or (None, None)
+        if await self.on_citus():
+            return await self._append_on_citus(
+                appends,
+                meta_text,
+                s_col,
+                v_col,
+                t_col,
+                d_col,
+                command,
+                command_version,
+                also,
+                guard,
+                meta,
+            )
 
         async with self._pool.acquire() as conn:
             for _ in range(3):
@@ -442,6 +469,77 @@ class EventStore:
             self._wakener.wake(list(last))
         return recorded
 
+    async def _append_on_citus(
+        self,
+        appends: Sequence[StreamAppend],
+        meta_text: str,
+        s_col: list[str],
+        v_col: list[int],
+        t_col: list[str],
+        d_col: list[str],
+        command: tuple[str, str] | None,
+        command_version: int | None,
+        also: Sequence[tuple[str, Sequence[Any]]],
+        guard: tuple[str, Sequence[Any]] | None,
+        meta: Mapping[str, Any],
+    ) -> list[RecordedEvent]:
+        """`append_statements` on Citus (`service.store.citus`): the token check first, as a
+        query of its own (the token's shard is not the append's), then the append as one call
+        of `append_to_shard`, delegated to the shard's worker when everything in it is on one
+        shard, else inside a transaction on the coordinator."""
+        shards = {a.stream: citus.shard_of(a.stream, a.shard) for a in appends}
+        key = citus.by_stream(shards)
+        local = key is not None and all(citus.on_shard(sql, args, key) for sql, args in also)
+        async with self._pool.acquire() as conn:
+            if guard is not None:
+                try:
+                    await conn.fetchval(guard[0], *guard[1])
+                except asyncpg.PostgresError as exc:
+                    await self._refused(conn, exc, appends, command)
+                    raise
+            for _ in range(3):
+                heads = await self._heads_for(conn, appends)
+                digests = hashes(appends, heads, meta, d_col)
+                batch = citus.batch(
+                    [
+                        (a.stream, a.expected_version, *heads[a.stream], shards[a.stream])
+                        for a in appends
+                    ],
+                    list(zip(s_col, v_col, t_col, d_col, digests, strict=True)),
+                    meta_text,
+                    None
+                    if command is None or command_version is None
+                    else (command[0], command[1], command_version, shards[command[0]]),
+                    also,
+                )
+                routing = key if key is not None else shards[appends[0].stream]
+                try:
+                    if local:
+                        answer = await conn.fetchval(citus.APPEND, routing, batch)
+                    else:
+                        async with conn.transaction():
+                            answer = await conn.fetchval(citus.APPEND, routing, batch)
+                except asyncpg.PostgresError as exc:
+                    if exc.sqlstate == _HEAD_MOVED:
+                        stream, digest, scheme = (exc.detail or "").split("\t")
+                        version = next(a.expected_version for a in appends if a.stream == stream)
+                        self._heads.saw(stream, version, bytes.fromhex(digest), int(scheme))
+                        continue
+                    await self._refused(conn, exc, appends, command)
+                    raise
+                break
+            else:
+                raise RuntimeError("stream heads kept changing under the append")
+        rows = citus.recorded(answer)
+        shared = {rows[0][5]: _METADATA_DECODER.decode(rows[0][5])} if rows else {}
+        recorded = [_to_event(r, shared) for r in rows]
+        last = {e.stream: e for e in recorded}
+        for e in last.values():
+            self._heads.saw(e.stream, e.version, e.hash, e.chain)
+        if last:
+            self._wakener.wake(list(last))
+        return recorded
+
     async def _heads_for(
         self, conn: Connection, appends: Sequence[StreamAppend]
     ) -> dict[str, tuple[bytes | None, int]]:
@@ -460,7 +558,19 @@ class EventStore:
             else:
                 heads[a.stream] = known
         if missing:
-            for stream, version, hash_, scheme in await conn.fetch(_STREAM_HEADS, missing):
+            if await self.on_citus():  # one query per shard key, each on its one shard
+                by_key: dict[str, list[str]] = {}
+                for a in appends:
+                    if a.stream in missing:
+                        by_key.setdefault(citus.shard_of(a.stream, a.shard), []).append(a.stream)
+                found = [
+                    row
+                    for key, streams in by_key.items()
+                    for row in await conn.fetch(citus.STREAM_HEADS, streams, key)
+                ]
+            else:
+                found = await conn.fetch(_STREAM_HEADS, missing)
+            for stream, version, hash_, scheme in found:
                 digest = None if hash_ is None else bytes(hash_)
                 self._heads.saw(stream, version, digest, scheme)
                 heads[stream] = (digest, scheme)
@@ -485,7 +595,8 @@ class EventStore:
             name, _, actual = detail.partition("\t")
             expected = next(a.expected_version for a in appends if a.stream == name)
             raise ConcurrencyConflict(name, expected, int(actual)) from None
-        if isinstance(exc, asyncpg.UniqueViolationError) and exc.constraint_name in (
+        name = citus.constraint(exc)  # a shard's carries its shard id
+        if isinstance(exc, asyncpg.UniqueViolationError) and name in (
             _EVENTS_UNIQUE,
             _COMMANDS_PKEY,
         ):
@@ -496,12 +607,12 @@ class EventStore:
             facts = await conn.fetchrow(_RACE_FACTS, *(command or (None, None)), stream)
             done: int | None = facts[0] if facts is not None else None
             now: int = facts[1] if facts is not None else 0
-            if command is not None and (done is not None or exc.constraint_name == _COMMANDS_PKEY):
+            if command is not None and (done is not None or name == _COMMANDS_PKEY):
                 raise DuplicateCommand(command[0], command[1], done or 0) from exc
-            if exc.constraint_name == _EVENTS_UNIQUE:
+            if name == _EVENTS_UNIQUE:
                 raise ConcurrencyConflict(stream, expected, now) from exc
         if isinstance(exc, asyncpg.UniqueViolationError):  # of a statement in `also`
-            raise UniqueViolation(exc.constraint_name or "") from exc
+            raise UniqueViolation(name) from exc
         if isinstance(
             exc, asyncpg.InvalidTextRepresentationError | asyncpg.UntranslatableCharacterError
         ):
@@ -513,7 +624,7 @@ class EventStore:
     ) -> tuple[str, int]:
         detail = exc.detail or ""
         for a in appends:
-            if f"({a.stream}," in detail:
+            if f"({a.stream}," in detail or f", {a.stream}," in detail:  # Citus: key first
                 return a.stream, a.expected_version
         return appends[0].stream, appends[0].expected_version
 

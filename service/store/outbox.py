@@ -11,6 +11,7 @@ from datetime import timedelta
 from typing import Any
 
 from service.domain.transfers import TransferUnion, decode_transfer
+from service.store import citus
 from service.store.pool import Pool
 from service.store.rows import StakeHold
 
@@ -19,6 +20,18 @@ select transfer::text from money_outbox
  where created_at <= now() - $1::interval
  order by created_at
  limit $2
+   for update skip locked
+"""
+# On Citus (migration 0018), as the timers' claim there: the due rows read, then each locked
+# on its own shard (SKIP LOCKED).
+_DUE_ON_CITUS = """
+select table_id, transfer_id from money_outbox
+ where created_at <= now() - $1::interval
+ order by created_at
+ limit $2
+"""
+_LOCK_ON_CITUS = """
+select transfer::text from money_outbox where table_id = $1 and transfer_id = $2
    for update skip locked
 """
 _DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
@@ -63,6 +76,15 @@ class StoredOutbox:
 
     @asynccontextmanager
     async def claim_due(self, older_than: timedelta, limit: int) -> AsyncIterator[_Claim]:
+        if await citus.detect(self._pool):
+            async with self._pool.acquire() as conn, conn.transaction():
+                claimed = []
+                for table_id, transfer_id in await conn.fetch(_DUE_ON_CITUS, older_than, limit):
+                    text = await conn.fetchval(_LOCK_ON_CITUS, table_id, transfer_id)
+                    if text is not None:
+                        claimed.append(decode_transfer(text))
+                yield _Claim(conn, claimed)
+            return
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, limit)
             yield _Claim(conn, [decode_transfer(text) for (text,) in rows])

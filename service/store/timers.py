@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+from service.store import citus
 from service.store.pool import Pool
 from service.store.rows import Timer
 
@@ -27,13 +28,34 @@ delete from timers t
 """
 _NEXT_DEADLINE = "select min(deadline) from timers"
 
+# On Citus (migration 0018) a claim cannot lock rows of several shards in one statement: it
+# reads the due rows, then locks each with a statement on its own shard (SKIP LOCKED: one
+# another claimer holds is left to it), and deletes each fired one the same way.
+_DUE_ON_CITUS = """
+select table_id, game_id, deadline from timers
+ where deadline <= $1
+ order by deadline
+ limit $2
+"""
+_LOCK_ON_CITUS = """
+select 1 from timers where table_id = $1 and game_id = $2 and deadline = $3
+   for update skip locked
+"""
+_DELETE_ON_CITUS = "delete from timers where table_id = $1 and game_id = $2 and deadline = $3"
+
 
 class _Claim:
-    def __init__(self, conn: Any, due: list[Timer]) -> None:
+    def __init__(self, conn: Any, due: list[Timer], on_citus: bool = False) -> None:
         self._conn = conn
         self.due = due
+        self._on_citus = on_citus
 
     async def fired(self, timers: Sequence[Timer]) -> None:
+        if self._on_citus:
+            for t in timers:
+                key = t.table_id or t.game_id
+                await self._conn.execute(_DELETE_ON_CITUS, key, t.game_id, t.deadline)
+            return
         if timers:
             await self._conn.execute(
                 _DELETE, [t.game_id for t in timers], [t.deadline for t in timers]
@@ -46,6 +68,16 @@ class StoredTimers:
 
     @asynccontextmanager
     async def claim_due(self, now: datetime, limit: int) -> AsyncIterator[_Claim]:
+        if await citus.detect(self._pool):
+            async with self._pool.acquire() as conn, conn.transaction():
+                due = []
+                for table_id, game_id, deadline in await conn.fetch(_DUE_ON_CITUS, now, limit):
+                    if await conn.fetchval(_LOCK_ON_CITUS, table_id, game_id, deadline):
+                        # A timer written without its table's id is keyed by its game's.
+                        table = "" if table_id == game_id else table_id
+                        due.append(Timer(game_id=game_id, deadline=deadline, table_id=table))
+                yield _Claim(conn, due, on_citus=True)
+            return
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(_CLAIM, now, limit)
             yield _Claim(conn, [Timer(game_id=r[0], deadline=r[1]) for r in rows])

@@ -30,6 +30,7 @@ from service.domain.rules.engine import GameState, fold
 from service.domain.rules.events import (
     DealCommitted,
     Event,
+    GameEnded,
     GameStarted,
     StemChoiceRequired,
     TurnStarted,
@@ -46,6 +47,7 @@ from service.domain.transfers import TransferUnion
 from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -216,6 +218,7 @@ class UnitOfWork:
                     expected_version=game.version,
                     events=[_new(event_type(e), e) for e in game.events],
                     seal_keys=keys,
+                    shard=game.after.table_id or None,  # a game is on its table's shard
                 )
             )
         for player_id, wallet in self._wallets.items():
@@ -236,13 +239,20 @@ class UnitOfWork:
             )
         return appends
 
+    def _table_of(self, game_id: str) -> str:
+        entry = self._games.get(game_id)
+        return (entry.after.table_id if entry is not None else "") or self.table.table_id
+
     def _also(self) -> list[Row]:
         """The rows these events cause, committed with them: each prepared game's secret, a
         timer for every deadline set, each wallet's balance and holds, what the table owes
         wallets, each record's standing, and the table's lobby listing and members."""
-        rows: list[Row] = [DealSecret(game_id=g, server_seed=s) for g, s in self._secrets.items()]
+        rows: list[Row] = [
+            DealSecret(game_id=g, server_seed=s, table_id=self._table_of(g))
+            for g, s in self._secrets.items()
+        ]
         rows += [
-            Timer(game_id=game_id, deadline=event.deadline)
+            Timer(game_id=game_id, deadline=event.deadline, table_id=game.after.table_id)
             for game_id, game in self._games.items()
             for event in game.events
             if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None
@@ -272,6 +282,21 @@ class UnitOfWork:
                 else:
                     rating = event.after
             rows.append(Standing.of(player_id, loaded.name, stats, rating))
+        rows += [  # a game that ended, on the history of each person dealt into it
+            GamesPlayed(
+                game_id=game_id,
+                table_id=game.after.table_id,
+                mode=self.table.mode,
+                rated=self.table.rated,
+                people=tuple(
+                    s.info.player_id
+                    for s in game.after.seats
+                    if not s.is_bee and s.info.player_id is not None
+                ),
+            )
+            for game_id, game in self._games.items()
+            if any(isinstance(e, GameEnded) for e in game.events)
+        ]
         if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:

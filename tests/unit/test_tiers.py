@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TIERS = ("UNIT_TESTS", "INTEGRATION_TESTS", "E2E_TESTS", "BROWSER_TESTS")
+TIERS = ("UNIT_TESTS", "INTEGRATION_TESTS", "E2E_TESTS", "BROWSER_TESTS", "CITUS_TESTS")
 
 
 def tier_folders() -> dict[str, list[str]]:

@@ -1,0 +1,90 @@
+"""The Citus tier (`make test-citus`): the store on a coordinator and workers of Citus 13
+(deploy/citus-cluster.sh, docs/scaling.md "The store on Citus").
+
+`database_url` here is a fresh database on the cluster, created on every node and migrated by
+`swarm migrate` (which distributes the tables, migration 0018), so the shared fixtures (`pool`,
+`event_store`) and the contract suites run on Citus. The cluster is the one `make citus-up`
+started (its URL in `$SWARM_CITUS_DIR/env`, /tmp/swarm-citus by default); without one every test
+here is skipped, and the run says so in red.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from service.store.migrate import migrate
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "deploy" / "citus-cluster.sh"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Outside `make test-citus` (SWARM_CITUS_TIER unset: `make test`), only the smoke of this
+    folder runs."""
+    if os.environ.get("SWARM_CITUS_TIER"):
+        return
+    here = Path(__file__).parent
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        inside = here in Path(str(item.path)).parents
+        (dropped if inside and item.path.name != "test_smoke.py" else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def cluster_env() -> dict[str, str] | None:
+    """The running cluster's settings (DATABASE_URL, SWARM_CITUS_MODE), or None."""
+    path = Path(os.environ.get("SWARM_CITUS_DIR", "/tmp/swarm-citus")) / "env"
+    if not path.is_file():
+        return None
+    env = dict(line.split("=", 1) for line in path.read_text().split() if "=" in line)
+    try:
+        with psycopg.connect(env["DATABASE_URL"], connect_timeout=5) as conn:
+            conn.execute("select citus_version()")
+    except (psycopg.Error, KeyError):
+        return None
+    return env
+
+
+def cluster(*args: str) -> str:
+    """Run deploy/citus-cluster.sh; its output."""
+    run = subprocess.run(
+        [str(SCRIPT), *args], capture_output=True, text=True, timeout=180, check=False
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"citus-cluster.sh {' '.join(args)}: {run.stderr}")
+    return run.stdout.strip()
+
+
+def _missing(reason: str) -> None:
+    pytest.skip(f"no Citus cluster: {reason} (make citus-up)")
+
+
+@pytest.fixture(scope="session")
+def citus_env() -> dict[str, str]:
+    env = cluster_env()
+    if env is None:
+        _missing("no cluster answers (make citus-up starts one)")
+    assert env is not None
+    return env
+
+
+@pytest.fixture(scope="session")
+def database_url(citus_env: dict[str, str]) -> Iterator[str]:
+    """A fresh database on every node of the cluster, migrated (the tables distributed)."""
+    name = f"swarm_t{uuid.uuid4().hex[:10]}"
+    url = cluster("database", name)
+    try:
+        migrate(url)
+        yield url
+    finally:
+        cluster("drop-database", name)
