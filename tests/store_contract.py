@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 
+from service.domain.table_events import TableMode
 from service.domain.transfers import ReleaseStake, TransferUnion
 from service.store.log import (
     ConcurrencyConflict,
@@ -34,6 +35,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     PublicStanding,
@@ -120,8 +122,8 @@ class EventLogContract:
 
     async def test_data_is_stored_as_jsonb_and_returned_as_json_bytes(self, log: EventLog) -> None:
         stream = new_stream()
-        payload = {"b": [1, 2, {"c": None}], "a": "é ✓", "big": 2**53 + 1}
-        [recorded] = await log.append(StreamAppend(stream, 0, [event(**payload)]))
+        payload: dict[str, object] = {"b": [1, 2, {"c": None}], "a": "é ✓", "big": 2**53 + 1}
+        [recorded] = await log.append(StreamAppend(stream, 0, [event("Happened", **payload)]))
         assert isinstance(recorded.data, bytes)
         assert msgspec.json.decode(recorded.data) == payload
         [read] = await log.read_stream(stream)
@@ -686,6 +688,57 @@ class PortsContract:
         await write(ports, TableMembers(table_id=second, people=(), mode="solo"))  # closed
         assert await ports.members.tables_of(ada, 100) == [first]
 
+    async def test_a_persons_finished_games_page_newest_first_and_filter(
+        self, ports: Ports
+    ) -> None:
+        ada, bo = new_id("p"), new_id("p")
+        games = [new_id("g") for _ in range(4)]
+        kinds: list[tuple[TableMode, bool]] = [
+            ("online", True),
+            ("online", False),
+            ("solo", False),
+            ("online", True),
+        ]
+        for game_id, (mode, rated) in zip(games, kinds, strict=True):
+            people = (ada,) if mode == "solo" else (ada, bo)
+            await write(
+                ports,
+                GamesPlayed(
+                    game_id=game_id, table_id=new_id("t"), mode=mode, rated=rated, people=people
+                ),
+            )
+        everything = await ports.members.games_of(ada, limit=100)
+        assert {g.game_id for g in everything} == set(games)
+        order = [(g.ended_at, g.game_id) for g in everything]
+        assert order == sorted(order, reverse=True)  # newest first, then by game id
+        assert [g.game_id for g in await ports.members.games_of(ada, limit=2, offset=1)] == [
+            g.game_id for g in everything[1:3]
+        ]
+        rated_only = await ports.members.games_of(ada, rated=True, limit=100)
+        assert {g.game_id for g in rated_only} == {games[0], games[3]}
+        casual = await ports.members.games_of(ada, rated=False, limit=100)
+        assert {g.game_id for g in casual} == {games[1], games[2]}
+        online = await ports.members.games_of(ada, online_only=True, limit=100)
+        assert games[2] not in {g.game_id for g in online} and len(online) == 3
+        assert len(await ports.members.games_of(bo, limit=100)) == 3
+        newest = everything[0].ended_at
+        later = await ports.members.games_of(ada, since=newest, limit=100)
+        assert later and all(g.ended_at >= newest for g in later)
+        assert all(
+            g.ended_at < newest for g in await ports.members.games_of(ada, until=newest, limit=100)
+        )
+        # Written twice (a retried append's rows): still one game.
+        first = everything[-1]
+        again = GamesPlayed(
+            game_id=first.game_id,
+            table_id=first.table_id,
+            mode=first.mode,
+            rated=first.rated,
+            people=(ada,),
+        )
+        await write(ports, again)
+        assert len(await ports.members.games_of(ada, limit=100)) == 4
+
     async def test_standings_give_profiles_and_the_leaderboard(self, ports: Ports) -> None:
         guest, member, stranger = new_id("p"), new_id("p"), new_id("p")
         await ports.tokens.issue(token_row(guest, name="Gus"))
@@ -719,10 +772,25 @@ class PortsContract:
         ]
         await write(ports, *rows)
 
-        async def board(by: Literal["wins", "xp"]) -> list[str]:
+        async def board(by: Literal["wins", "xp", "rating"]) -> list[str]:
             page = await ports.standings.leaderboard(by, 1_000_000, 0)
             return [s.name for s in page if s.player_id in ids]
 
         assert await board("wins") == ["B", "A", "C"]
         assert await board("xp") == ["C", "B", "A"]
+
+        # By rating: only people with a rated game, settled ratings before provisional ones.
+        rated = sorted(new_id("p") for _ in range(3))
+        ids = rated
+        await write(
+            ports,
+            Standing(player_id=rated[0], name="New", rating_mu=40.0, rated_games=1),
+            Standing(
+                player_id=rated[1], name="Sure", rating_mu=30.0, rating_sigma=2.0, rated_games=80
+            ),
+            Standing(player_id=rated[2], name="Unrated", xp=5),
+        )
+        assert await board("rating") == ["Sure", "New"]
+        stored = await ports.standings.standing(rated[1])
+        assert stored is not None and stored.rating.sigma == 2.0 and stored.rating.games == 80
         assert len(await ports.standings.leaderboard("xp", 2, 1)) <= 2

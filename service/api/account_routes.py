@@ -18,10 +18,12 @@ from litestar.di import NamedDependency, Provide
 from litestar.params import JSONBody, QueryParameter
 
 from service.api.answers import (
+    HistoryPage,
     LeaderboardPage,
     MyGames,
     Profile,
     PublicProfile,
+    history_page,
     leaderboard_page,
     my_games,
     profile,
@@ -46,6 +48,7 @@ from service.usecases.accounts import (
 )
 from service.usecases.errors import NotFound, Unauthorized
 from service.usecases.identity import Player, TooManySignUps, token_hash
+from service.usecases.my_games import HistoryKind
 from service.usecases.profiles import LeaderboardOrder
 
 Password = Annotated[
@@ -247,6 +250,26 @@ class ProfileController(Controller):
         with its current game (its id, phase and turn) and whether it waits for your move:
         what a client reloads to resume."""
         return my_games(await service.my_games.list(player))
+
+    @get("/me/history", operation_id="listMyHistory", summary="The games you have played")
+    @refuses()
+    async def list_my_history(
+        self,
+        player: Caller,
+        service: Service,
+        kind: Annotated[
+            HistoryKind,
+            QueryParameter(description="All your finished games, or the rated or casual ones"),
+        ] = "all",
+        limit: Annotated[int, QueryParameter(ge=1, le=100)] = 20,
+        offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
+    ) -> HistoryPage:
+        """Your finished games, solo ones included, newest first, a page at a time
+        (`next_offset` is null on the last page): when each ended, its seats (people by name,
+        bee players by level), your place and stings, what it did to your rating, and the
+        paths of its replay (listGameSteps) and its export (exportGame)."""
+        games = await service.my_games.history(player, kind, limit + 1, offset)
+        return history_page(games, kind, limit, offset)
 
     @get(
         "/players/{player_id:uuid}",

@@ -13,12 +13,14 @@ import msgspec
 from service.domain.ledger import Badge, badges
 from service.domain.ratings import Rating
 from service.domain.rules.cards import TURNS
-from service.domain.rules.events import BeeLevel, ClockSettings, SeatInfo
+from service.domain.rules.events import BeeLevel, ClockSettings, EndReason, SeatInfo, SeatKind
 from service.domain.table_events import TableMode
 from service.domain.tables import TableStatus
 from service.domain.views import GameView, ViewPhase, view_phase
 from service.store.rows import ListedTable
-from service.usecases.my_games import Seated
+from service.usecases.my_games import HistoryKind, Seated
+from service.usecases.my_games import PastGame as PastGameRecord
+from service.usecases.my_games import PastSeat as PastSeatRecord
 from service.usecases.profiles import LeaderboardOrder, OwnRecord, PlayerRecord, Record
 from service.usecases.tables import TableSeen
 
@@ -253,6 +255,150 @@ def my_games(seated: Sequence[Seated]) -> MyGames:
             )
             for s in seated
         )
+    )
+
+
+# --- the games a person has played -------------------------------------------------------------
+
+
+class PastSeat(msgspec.Struct, frozen=True, kw_only=True):
+    """A seat of a finished game.
+
+    Attributes:
+        seat: The seat's number, from 1.
+        name: The name it played under.
+        kind: `person` or `bee` (a bee player).
+        level: A bee player's level; null for a person.
+        player_id: A person's player id; null for a bee player.
+        stings: Stings taken in the game.
+        place: Its place at the table: 1 is best (fewest stings); seats with as many stings
+            share a place; people who left come last.
+        left: The person left before the end.
+    """
+
+    seat: int
+    name: str
+    kind: SeatKind
+    level: BeeLevel | None
+    player_id: str | None
+    stings: int
+    place: int
+    left: bool
+
+
+class RatingChange(msgspec.Struct, frozen=True, kw_only=True):
+    """What a rated game did to your rating.
+
+    Attributes:
+        before: Your rating's points before the game.
+        after: After it.
+        change: `after` - `before`.
+        provisional: The rating after it is still provisional.
+    """
+
+    before: int
+    after: int
+    change: int
+    provisional: bool
+
+
+class PastGame(msgspec.Struct, frozen=True, kw_only=True):
+    """A finished game you were dealt into.
+
+    Attributes:
+        game_id: The game (getGame, listGameSteps for its replay, exportGame).
+        table_id: Its table.
+        mode: `solo` or `online`.
+        rated: It was played at a rated table.
+        ended_at: When it ended (UTC).
+        end_reason: `finished`, `last_person_standing` or `abandoned` (by the clock).
+        seats: How many seats it had.
+        you: Your seat, stings and place.
+        others: Every other seat: people by name, bee players by level.
+        rating: What it did to your rating; null when it was not rated for you (a casual
+            table, a guest, nobody else rated, abandoned) or the change is still on its way.
+        replay: The path of its steps for a replay (listGameSteps).
+        export: The path of its export for an offline audit (exportGame).
+    """
+
+    game_id: str
+    table_id: str
+    mode: TableMode
+    rated: bool
+    ended_at: datetime
+    end_reason: EndReason | None
+    seats: int
+    you: PastSeat
+    others: tuple[PastSeat, ...]
+    rating: RatingChange | None
+    replay: str
+    export: str
+
+
+class HistoryPage(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of your finished games, newest first.
+
+    Attributes:
+        games: The games of this page.
+        kind: `all`, `rated` or `casual`: the filter asked for.
+        limit: The page size asked for.
+        offset: How many games come before this page.
+        next_offset: The offset of the next page; null on the last page.
+    """
+
+    games: list[PastGame]
+    kind: HistoryKind
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+def _past_seat(seat: PastSeatRecord) -> PastSeat:
+    return PastSeat(
+        seat=seat.info.seat,
+        name=seat.info.name,
+        kind=seat.info.kind,
+        level=seat.info.level,
+        player_id=seat.info.player_id,
+        stings=seat.stings,
+        place=seat.place,
+        left=seat.left,
+    )
+
+
+def history_page(
+    games: Sequence[PastGameRecord], kind: HistoryKind, limit: int, offset: int
+) -> HistoryPage:
+    """`listMyHistory`'s answer, from its games read with one more than `limit`."""
+    return HistoryPage(
+        games=[
+            PastGame(
+                game_id=g.played.game_id,
+                table_id=g.played.table_id,
+                mode=g.played.mode,
+                rated=g.played.rated,
+                ended_at=g.played.ended_at,
+                end_reason=g.end_reason,
+                seats=1 + len(g.others),
+                you=_past_seat(g.you),
+                others=tuple(_past_seat(s) for s in g.others),
+                rating=RatingChange(
+                    before=g.rating.before.points,
+                    after=g.rating.after.points,
+                    change=g.rating.change,
+                    provisional=g.rating.after.provisional,
+                )
+                if g.rating is not None
+                else None,
+                replay=f"/games/{g.played.game_id}/steps",
+                export=f"/games/{g.played.game_id}/export",
+            )
+            for g in games[:limit]
+        ],
+        kind=kind,
+        limit=limit,
+        offset=offset,
+        next_offset=next_offset(games, limit, offset),
     )
 
 

@@ -53,9 +53,11 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     ListedTable,
     LobbyListing,
     OwedTransfer,
+    PlayedGame,
     PublicStanding,
     Row,
     StakeHold,
@@ -119,6 +121,7 @@ class MemoryTables:
     outbox: dict[tuple[str, str], _Owed] = field(default_factory=dict)
     lobby: dict[str, ListedTable] = field(default_factory=dict)
     members: dict[tuple[str, str], datetime] = field(default_factory=dict)  # joined at
+    played: dict[tuple[str, str], PlayedGame] = field(default_factory=dict)  # (player, game)
     accounts: dict[str, Account] = field(default_factory=dict)
     tokens: dict[bytes, _Token] = field(default_factory=dict)
     tickets: dict[bytes, _Ticket] = field(default_factory=dict)
@@ -191,6 +194,18 @@ class MemoryTables:
                         del self.members[key]
                 for person in row.people:
                     self.members.setdefault((row.table_id, person), now)
+            elif isinstance(row, GamesPlayed):
+                for person in row.people:
+                    self.played.setdefault(
+                        (person, row.game_id),
+                        PlayedGame(
+                            game_id=row.game_id,
+                            table_id=row.table_id,
+                            mode=row.mode,
+                            rated=row.rated,
+                            ended_at=now,
+                        ),
+                    )
             elif isinstance(row, Account):
                 self.accounts[row.player_id] = row
             elif isinstance(row, AccessToken):
@@ -664,6 +679,29 @@ class InMemoryTableMembership:
         mine = sorted((t, at) for (t, p), at in self.tables.members.items() if p == player_id)
         mine.sort(key=lambda item: item[1], reverse=True)  # stable: ties stay by table id
         return [table_id for table_id, _ in mine[:limit]]
+
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        mine = [
+            g
+            for (p, _), g in self.tables.played.items()
+            if p == player_id
+            and (rated is None or g.rated == rated)
+            and (not online_only or g.mode == "online")
+            and (since is None or g.ended_at >= since)
+            and (until is None or g.ended_at < until)
+        ]
+        mine.sort(key=lambda g: (g.ended_at, g.game_id), reverse=True)
+        return mine[offset : offset + limit]
 
 
 class InMemoryStandings:

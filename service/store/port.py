@@ -35,6 +35,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     ListedTable,
+    PlayedGame,
     PublicStanding,
     Row,
     StakeHold,
@@ -288,6 +289,22 @@ class Lobby(Protocol):
 class TableMembership(Protocol):
     async def tables_of(self, player_id: str, limit: int) -> list[str]:
         """The tables the player sits at, most recently joined first (then by id)."""
+        ...
+
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        """The finished games the player was dealt into, newest first (then by game id):
+        `rated` True or False keeps rated or casual ones only; `online_only` drops solo
+        games; `since` (included) and `until` (excluded) bound when they ended."""
         ...
 
 

@@ -14,6 +14,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -78,6 +79,12 @@ _MEMBERS_GONE = "delete from table_members where table_id = $1 and player_id <> 
 _MEMBERS_SEATED = """
 insert into table_members (table_id, player_id, mode)
 select $1, p, $3 from unnest($2::text[]) as p
+on conflict do nothing
+"""
+
+_PLAYED_INSERT = """
+insert into player_games (player_id, game_id, table_id, mode, rated)
+select p, $2, $3, $4, $5 from unnest($1::text[]) as p
 on conflict do nothing
 """
 
@@ -159,6 +166,10 @@ def _members(row: TableMembers) -> tuple[Statement, Statement]:
     )
 
 
+def _played(row: GamesPlayed) -> Statement:
+    return (_PLAYED_INSERT, (list(row.people), row.game_id, row.table_id, row.mode, row.rated))
+
+
 def _account(row: Account) -> Statement:
     return (_ACCOUNT_INSERT, (row.player_id, row.name, row.password_hash, row.name_key))
 
@@ -176,6 +187,7 @@ _STATEMENTS: dict[type[Any], Callable[[Any], Statement]] = {
     StakeHoldEnded: _hold_ended,
     OwedTransfer: _owed,
     LobbyListing: _listing,
+    GamesPlayed: _played,
     Account: _account,
     AccessToken: _token,
 }

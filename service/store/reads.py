@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from service.store.pool import Pool
 from service.store.rows import (
     ListedTable,
     LobbyListing,
+    PlayedGame,
     PublicStanding,
     Standing,
     WalletBalance,
@@ -64,12 +66,43 @@ select table_id from table_members where player_id = $1 order by joined_at desc,
 """
 
 
+_MY_PAST_GAMES = """
+select game_id, table_id, mode, rated, ended_at from player_games
+ where player_id = $1
+   and ($2::boolean is null or rated = $2)
+   and (not $3::boolean or mode = 'online')
+   and ($4::timestamptz is null or ended_at >= $4)
+   and ($5::timestamptz is null or ended_at < $5)
+ order by ended_at desc, game_id desc
+ limit $6 offset $7
+"""
+
+
 class StoredTableMembership:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def tables_of(self, player_id: str, limit: int) -> list[str]:
         return [r[0] for r in await self._pool.fetch(_MY_TABLES, player_id, limit)]
+
+    async def games_of(
+        self,
+        player_id: str,
+        *,
+        rated: bool | None = None,
+        online_only: bool = False,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[PlayedGame]:
+        rows = await self._pool.fetch(
+            _MY_PAST_GAMES, player_id, rated, online_only, since, until, limit, offset
+        )
+        return [
+            PlayedGame(game_id=r[0], table_id=r[1], mode=r[2], rated=r[3], ended_at=r[4])
+            for r in rows
+        ]
 
 
 _WALLET = "select balance, held, granted, version from wallets where player_id = $1"

@@ -170,6 +170,17 @@ class TableMembers(Row, frozen=True, kw_only=True, gc=False):
         return cls(table_id=table.table_id, people=people, mode=table.mode)
 
 
+class GamesPlayed(Row, frozen=True, kw_only=True, gc=False):
+    """A game that ended, on the history of every person dealt into it (`player_games`, one
+    row each; My games' history and the export of a player's games)."""
+
+    game_id: str
+    table_id: str
+    mode: TableMode
+    rated: bool
+    people: tuple[str, ...]
+
+
 class Account(Row, frozen=True, kw_only=True, gc=False):
     """An account (`accounts`): unique by player and by `name_key` (`UniqueViolation` with
     `ACCOUNT_TAKEN` or `NAME_TAKEN` otherwise, and nothing of the append is written). A row
@@ -204,6 +215,7 @@ Rows = (
     | OwedTransfer
     | LobbyListing
     | TableMembers
+    | GamesPlayed
     | Account
     | AccessToken
 )
@@ -227,6 +239,16 @@ class ListedTable(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     listing: LobbyListing
     opened_at: datetime
+
+
+class PlayedGame(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """A finished game on a person's history, as read: when it ended."""
+
+    game_id: str
+    table_id: str
+    mode: TableMode
+    rated: bool
+    ended_at: datetime
 
 
 class PublicStanding(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -30,6 +30,7 @@ from service.domain.rules.engine import GameState, fold
 from service.domain.rules.events import (
     DealCommitted,
     Event,
+    GameEnded,
     GameStarted,
     StemChoiceRequired,
     TurnStarted,
@@ -46,6 +47,7 @@ from service.domain.transfers import TransferUnion
 from service.store.log import NewEvent, StreamAppend
 from service.store.rows import (
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -280,6 +282,21 @@ class UnitOfWork:
                 else:
                     rating = event.after
             rows.append(Standing.of(player_id, loaded.name, stats, rating))
+        rows += [  # a game that ended, on the history of each person dealt into it
+            GamesPlayed(
+                game_id=game_id,
+                table_id=game.after.table_id,
+                mode=self.table.mode,
+                rated=self.table.rated,
+                people=tuple(
+                    s.info.player_id
+                    for s in game.after.seats
+                    if not s.is_bee and s.info.player_id is not None
+                ),
+            )
+            for game_id, game in self._games.items()
+            if any(isinstance(e, GameEnded) for e in game.events)
+        ]
         if self.table_events and self.table.opened and self.table.mode == "online":
             rows.append(LobbyListing.of(self.table))
         if self.table_events and self.table.opened:

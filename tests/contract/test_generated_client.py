@@ -136,6 +136,12 @@ def test_a_generated_client_plays_a_whole_solo_game(api: Generated) -> None:
         body=api.models.Tap(type_=api.models.TapType.TAP, bee=1, move_id="tap-1"),
     )
     assert isinstance(reused, api.models.Problem) and reused.code == "move-id-reused", reused
+    history = api.op("players", "list_my_history").sync(client=ada)
+    assert isinstance(history, api.models.HistoryPage), history
+    [past] = history.games
+    assert past.game_id == game_id and past.mode == "solo" and past.rating is None
+    assert past.seats == 3 and {o.kind for o in past.others} == {api.models.SeatKind.BEE}
+    assert past.you.stings == view.result.scores[0].stings and past.export.endswith("/export")
 
 
 def api_stings(bee: int) -> int:
@@ -149,9 +155,9 @@ def api_stings(bee: int) -> int:
 
 def test_a_generated_client_plays_online_games_until_a_too_low_choice(api: Generated) -> None:
     hana, bob = api.guest("Hana"), api.guest("Bob")
-    body = api.models.TableIn(seats=2, turn_seconds=600, choice_seconds=600)
+    body = api.models.TableIn(seats=2, turn_seconds=600, choice_seconds=600, rated=True)
     table = api.op("tables", "create_table").sync(client=hana, body=body)
-    assert isinstance(table, api.models.TableView), table
+    assert isinstance(table, api.models.TableView) and table.rated is True, table
     joined = api.op("tables", "join_table").sync(table.table_id, client=bob)
     assert isinstance(joined, api.models.TableView) and joined.game is not None, joined
     mine = api.op("players", "list_my_games").sync(client=bob)

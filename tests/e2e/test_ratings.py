@@ -61,7 +61,7 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     if len(set(by_seat.values())) > 1:
         assert points[0] > 1500 > points[-1], (by_seat, ratings)
 
-    ask = {"by": "rating", "limit": 100}
+    ask: dict[str, str | int] = {"by": "rating", "limit": 100}
     page = (await anon.client.get("/leaderboard", params=ask, headers=people[0].headers)).json()
     assert page.get("by") == "rating", page
     listed = {e["player_id"]: e for e in page["entries"]}
@@ -69,6 +69,30 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
         assert listed[who]["rating"] == rating and listed[who]["xp"] > 0
     mus = [e["rating"]["mu"] for e in page["entries"] if e["rating"]["provisional"]]
     assert mus == sorted(mus, reverse=True)
+
+    # My games' history: newest first, the rated game with its change, filters, links.
+    history = (await people[0].client.get("/me/history", headers=people[0].headers)).json()
+    rated_game, casual_game = history["games"][:2]
+    assert (rated_game["rated"], casual_game["rated"]) == (True, False)
+    assert rated_game["ended_at"] >= casual_game["ended_at"]
+    assert rated_game["seats"] == 3 and rated_game["mode"] == "online"
+    assert {o["player_id"] for o in rated_game["others"]} == set(ids[1:])
+    assert rated_game["you"]["stings"] == by_seat[1]
+    assert rated_game["you"]["place"] == sorted(set(by_seat.values())).index(by_seat[1]) + 1
+    change = rated_game["rating"]
+    assert change["before"] == 1500 and change["after"] == ratings[0]["points"]
+    assert change["change"] == change["after"] - change["before"]
+    assert casual_game["rating"] is None
+    assert rated_game["replay"] == f"/games/{rated_game['game_id']}/steps"
+    exported = await people[0].client.get(rated_game["export"], headers=people[0].headers)
+    assert exported.status_code == 200 and exported.json()["game_id"] == rated_game["game_id"]
+    for kind, expected in (("rated", True), ("casual", False)):
+        page = (
+            await people[0].client.get(
+                "/me/history", params={"kind": kind, "limit": 1}, headers=people[0].headers
+            )
+        ).json()
+        assert [g["rated"] for g in page["games"]] == [expected] and page["next_offset"] is None
 
     done = subprocess.run(
         [sys.executable, "-m", "service", "ratings"],

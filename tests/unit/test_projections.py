@@ -15,6 +15,7 @@ from service.store.rows import (
     AccessToken,
     Account,
     DealSecret,
+    GamesPlayed,
     LobbyListing,
     OwedTransfer,
     Row,
@@ -47,6 +48,7 @@ ONE_OF_EACH: list[Row] = [
         status="open",
     ),
     TableMembers(table_id="t", people=("p",), mode="online"),
+    GamesPlayed(game_id="g", table_id="t", mode="online", rated=True, people=("p", "q")),
     Account(player_id="p", name="Ada", password_hash="h", name_key="ada"),
     AccessToken(token_hash=bytes(32), player_id="p", name="Ada", expires_at=AT),
 ]
