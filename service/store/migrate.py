@@ -77,8 +77,10 @@ def split_statements(sql: str) -> list[str]:
                         break
                 else:
                     i += 1
-        elif ch == "$" and (match := _DOLLAR.match(sql, i)) and not (
-            i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")
+        elif (
+            ch == "$"
+            and (match := _DOLLAR.match(sql, i))
+            and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_"))
         ):
             end = sql.find(match[0], match.end())
             i = n if end < 0 else end + len(match[0])
