@@ -65,6 +65,7 @@ lint: $(VENV)/.installed
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# mypy, strict, on service/ and tests/ (pyproject.toml).
 typecheck: $(VENV)/.installed
 	$(PY) -m mypy
 

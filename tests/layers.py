@@ -30,6 +30,7 @@ _POSTGRES = (
     "service.store.wakeups",
     "service.store.database",
     "service.store.migrate",
+    "service.store.citus",
 )
 
 # What each layer (a package prefix, or one module) must never import, first match wins.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import Any
 
 import httpx
@@ -19,7 +19,7 @@ def free_port() -> int:
         return port
 
 
-def serve(app: Any, **config: Any) -> Iterator[str]:
+def serve(app: Any, **config: Any) -> Generator[str]:
     """Serve `app` until the generator is closed; yields its base URL once /health answers."""
     port = free_port()
     server = uvicorn.Server(

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service.api.problems import title_of
@@ -31,7 +32,7 @@ def recording(app: ASGIApp) -> ASGIApp:
     """`app`, recording the code of every problem it answers with, by operation."""
 
     async def recorder(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
             return
         status = 0

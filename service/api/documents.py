@@ -58,13 +58,21 @@ def errors_document() -> str:
         "scoped to the caller's bearer token (to its address without one), and what is stored is",
         'readable only with the key (README, "Retrying safely").',
         "",
-        "| Code | Status | What it means | What to do |",
-        "|---|---|---|---|",
+        "**Retry by category.** Every problem says whether the same request, sent again",
+        "unchanged, can succeed: `retryable` is true for a passing condition (load, a race, a",
+        "rate limit: wait `Retry-After` seconds when the answer has that header, then resend it,",
+        "with its `Idempotency-Key` or `move_id`), false when the request or the state it meets",
+        "must change first. A client needs no list of codes to decide; the column below is the",
+        "same value, code by code.",
+        "",
+        "| Code | Status | What it means | What to do | Retry as is |",
+        "|---|---|---|---|---|",
     ]
     for code, entry in sorted(CATALOGUE.items(), key=lambda item: (item[1].status, item[0])):
         meaning = entry.meaning.replace("|", "\\|")
         action = entry.action.replace("|", "\\|")
-        lines.append(f"| `{code}` | {entry.status} | {meaning} | {action} |")
+        again = "yes" if entry.retryable else "no"
+        lines.append(f"| `{code}` | {entry.status} | {meaning} | {action} | {again} |")
     return "\n".join(lines) + "\n"
 
 

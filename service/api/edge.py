@@ -45,7 +45,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import admission
-from service.api.problems import title_of
+from service.api.problems import retryable, title_of
 
 log = structlog.get_logger("service.access")
 
@@ -77,6 +77,7 @@ def _problem(status: int, code: str, detail: str) -> bytes:
             "status": status,
             "detail": detail,
             "code": code,
+            "retryable": retryable(code),
         }
     )
 

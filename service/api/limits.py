@@ -319,6 +319,7 @@ def _bad_request(detail: str) -> tuple[Message, Message]:
             "status": 400,
             "detail": detail,
             "code": "bad-request",
+            "retryable": False,  # problems.CATALOGUE (not imported: a cycle)
         }
     )
     start: Message = {

@@ -667,6 +667,13 @@ HEADERS: dict[str, dict[str, Any]] = {
         required=False,
     ),
 }
+IN_USE = "Retry-After-In-Use"
+HEADERS[IN_USE] = _header(
+    "Sent with `idempotency-key-in-use` only: whole seconds to wait before sending the request "
+    "again with the same key (at least 1).",
+    {"type": "string", "pattern": "^[1-9][0-9]*$"},
+    required=False,
+)
 HEADERS[idempotency.REPLAYED] = _header(
     "`true` when this answer is a replay: the request (its `Idempotency-Key`, or a move's "
     "`move_id`) was answered before, and this is that answer again; nothing was done this "
@@ -712,7 +719,7 @@ def _headers_of(path: str, status: int, replayable: bool) -> list[str]:
     return names
 
 
-def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
+def declare_headers(document: dict[str, Any], replayable: set[str], keyed: set[str]) -> None:
     """Every answer's headers, as named components (`components.headers`)."""
     document["components"]["headers"] = HEADERS
     for path, _method, operation in _operations(document):
@@ -721,6 +728,9 @@ def declare_headers(document: dict[str, Any], replayable: set[str]) -> None:
                 name: {"$ref": f"#/components/headers/{name}"}
                 for name in _headers_of(path, int(key), operation["operationId"] in replayable)
             }
+            if key == "409" and operation["operationId"] in keyed:
+                # idempotency-key-in-use says when to look again; the other 409s do not
+                response["headers"]["Retry-After"] = {"$ref": f"#/components/headers/{IN_USE}"}
 
 
 # --- what each operation can refuse with ---------------------------------------------------
@@ -747,7 +757,9 @@ def common_codes(path: str, operation: dict[str, Any], keyed: bool) -> set[str]:
     database gone, the rate limit, a bearer token refused, a body too large, slow or not JSON,
     an idempotency key reused or in use (service/api/edge.py, admission.py, limits.py,
     idempotency.py)."""
-    codes = {"bad-request", "internal-error", "overloaded"}
+    # A body too large or too slow is refused by the edge before any route is known, whatever
+    # the method: a GET with a 20 kB body is a 413 too.
+    codes = {"bad-request", "internal-error", "overloaded", "body-too-large", "request-timeout"}
     if operation["operationId"] not in NO_DATABASE:
         codes.add("database-unavailable")
     if not any(re.match(p, path) for p in NOT_RATE_LIMITED):
@@ -756,7 +768,7 @@ def common_codes(path: str, operation: dict[str, Any], keyed: bool) -> set[str]:
         codes.add("unauthorized")
     body = operation.get("requestBody")
     if body is not None:
-        codes |= {"body-too-large", "unsupported-media-type", "request-timeout"}
+        codes.add("unsupported-media-type")
         if body.get("required", False):
             codes.add("body-required")
     if keyed:
@@ -880,8 +892,25 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]
         operation["responses"] = dict(sorted(responses.items()))
-    declare_headers(document, keyed | own_key)
+    declare_headers(document, keyed | own_key, keyed)
+    _headers_never_null(document)
     return document
+
+
+def _headers_never_null(document: dict[str, Any]) -> None:
+    """A header parameter is text or absent, never null: an optional one's `oneOf` [its string,
+    null] becomes the string, with the constraints Litestar set beside the `oneOf` (a pattern
+    there left `Last-Event-ID: null` valid to the document and refused by the server)."""
+    for _path, _method, operation in _operations(document):
+        for parameter in operation.get("parameters", ()):
+            schema = parameter.get("schema", {})
+            variants = schema.get("oneOf")
+            if parameter.get("in") != "header" or not variants:
+                continue
+            rest = [v for v in variants if v != {"type": "null"}]
+            if len(rest) == 1 and len(rest) < len(variants):
+                del schema["oneOf"]
+                parameter["schema"] = {**rest[0], **schema}
 
 
 # --- serving it ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from litestar import get
 from litestar.datastructures import State
 from litestar.plugins.prometheus import PrometheusController
 
+from service.api.dependencies import strict_body
 from service.api.problems import problem, refuses
 from service.store.migrate import applied_count, migration_files
 
@@ -49,6 +50,7 @@ def expected_migrations() -> list[str]:
 @get(
     "/health/live",
     operation_id="healthLive",
+    before_request=strict_body,  # an unknown query parameter is refused here too
     summary="Is the process up (liveness probe)",
     tags=["operations"],
 )
@@ -61,6 +63,7 @@ async def health_live() -> Liveness:
 @get(
     "/health/ready",
     operation_id="healthReady",
+    before_request=strict_body,  # an unknown query parameter is refused here too
     summary="Can it serve: database and migrations (readiness probe)",
     tags=["operations"],
 )

@@ -40,11 +40,15 @@ log = structlog.get_logger(__name__)
 
 
 class Entry(msgspec.Struct, frozen=True):
-    """One code of the catalogue: its status, what it means, and what a client should do."""
+    """One code of the catalogue: its status, what it means, what a client should do, and
+    whether the same request, sent again unchanged (after `Retry-After` when the answer has
+    one), can succeed: a passing condition (load, a race, a rate limit) rather than the
+    request or the state it meets."""
 
     status: int
     meaning: str
     action: str
+    retryable: bool = False
 
 
 # Every problem `code` the service can answer with (docs/errors.md is written from this table
@@ -142,11 +146,13 @@ CATALOGUE: dict[str, Entry] = {
         429,
         "Too many requests from this token (or address) in the last second.",
         "Wait for `Retry-After` seconds, then retry; slow down.",
+        retryable=True,
     ),
     "too-many-logins": Entry(
         429,
         "Too many failed logins for this name or from this address in 15 minutes.",
         "Wait for `Retry-After` seconds before trying again.",
+        retryable=True,
     ),
     # --- the server ---
     "database-unavailable": Entry(
@@ -154,26 +160,31 @@ CATALOGUE: dict[str, Entry] = {
         "The database is not reachable right now.",
         "Retry after `Retry-After` seconds; moves carry a `move_id`, so a retried move is "
         "applied once.",
+        retryable=True,
     ),
     "overloaded": Entry(
         503,
         "Too much work in flight on this instance (or too many open streams).",
         "Retry after `Retry-After` seconds.",
+        retryable=True,
     ),
     "internal-error": Entry(
         500,
         "A bug in the server.",
         "Report it with the response's `X-Request-ID`; a retry may or may not help.",
+        retryable=True,
     ),
     "request-timeout": Entry(
         408,
         "The request's body did not arrive in time (`SWARM_BODY_TIMEOUT`).",
         "Send the whole body promptly; retry on a working connection.",
+        retryable=True,
     ),
     "migrations-pending": Entry(
         503,
         "Readiness only: this instance's database lacks migrations its code expects.",
         "Operators: run `swarm migrate`; clients: use another instance or wait.",
+        retryable=True,
     ),
     # --- tables ---
     "invalid-table": Entry(
@@ -235,6 +246,7 @@ CATALOGUE: dict[str, Entry] = {
         409,
         "Someone else changed the same thing at the same moment.",
         "Retry the request (a move with the same `move_id`).",
+        retryable=True,
     ),
     # --- retrying safely (service/api/idempotency.py) ---
     "idempotency-key-reused": Entry(
@@ -249,6 +261,7 @@ CATALOGUE: dict[str, Entry] = {
         "The first request with this `Idempotency-Key` has not answered yet; nothing was done.",
         "Retry after `Retry-After` seconds with the same key: you get the first request's "
         "answer once it has one.",
+        retryable=True,
     ),
     # --- moves ---
     "move-id-reused": Entry(
@@ -358,6 +371,7 @@ CATALOGUE: dict[str, Entry] = {
         429,
         "Too many guests or accounts were created from this address in the last hour.",
         "Retry after `Retry-After` seconds, or reuse the token you have.",
+        retryable=True,
     ),
     "too-many-tables": Entry(
         409,
@@ -410,6 +424,11 @@ class Problem(msgspec.Struct, kw_only=True):
             docs/errors.md with what to do.
         extra: Which parts of the request were refused and why, when known (for example
             which parameter failed validation).
+        retryable: Whether sending the same request again, unchanged, can succeed (after
+            `Retry-After` seconds when the answer has that header): true for a passing
+            condition (load, a race, a rate limit), false when the request or the state it
+            meets must change first. Every code's value is in docs/errors.md; a problem
+            without it (an older server) is not retryable.
     """
 
     type: str = "about:blank"
@@ -418,6 +437,14 @@ class Problem(msgspec.Struct, kw_only=True):
     detail: str | None = None
     code: Annotated[str, msgspec.Meta(extra_json_schema={"enum": sorted(CATALOGUE)})]
     extra: list[ProblemField] | None = None
+    retryable: bool = False
+
+
+def retryable(code: str) -> bool:
+    """Whether the same request can succeed sent again (`Entry.retryable`); an unknown code
+    is not."""
+    entry = CATALOGUE.get(code)
+    return entry is not None and entry.retryable
 
 
 # The title of each code that no `Refused` class names (those carry their own `title`): one
@@ -461,6 +488,7 @@ def problem_messages(
             "status": status,
             "detail": detail,
             "code": code,
+            "retryable": retryable(code),
         }
     )
     return [
@@ -494,6 +522,11 @@ def title_of(code: str) -> str:
     return refusal.title if refusal is not None else TITLES["http-error"]
 
 
+def _members(code: str) -> dict[str, Any]:
+    """The members every problem has beside RFC 9457's own."""
+    return {"code": code, "retryable": retryable(code)}
+
+
 def problem(
     status: int, code: str, detail: str, extra: Any = None, **headers: str
 ) -> ProblemDetailsException:
@@ -502,7 +535,7 @@ def problem(
         type_=f"urn:swarm:problem:{code}",
         title=title_of(code),
         detail=detail,
-        extra={"code": code} if extra is None else {"code": code, "extra": _fields(extra)},
+        extra=_members(code) if extra is None else {**_members(code), "extra": _fields(extra)},
         headers=dict(headers) or None,
     )
 
@@ -549,7 +582,7 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
         title=title_of(code),
         detail=detail,
         headers=headers or None,
-        extra={"code": code, "extra": _fields(exc.extra)} if exc.extra else {"code": code},
+        extra={**_members(code), "extra": _fields(exc.extra)} if exc.extra else _members(code),
     )
     return pd
 

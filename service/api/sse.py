@@ -107,7 +107,8 @@ def server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
         async for event in events:
             yield _sse_message(event)
 
-    return ServerSentEvent(messages())
+    # `no-store`, as every answer and as the document says (Litestar's default is no-cache).
+    return ServerSentEvent(messages(), headers={"Cache-Control": "no-store"})
 
 
 def _sse_message(item: LogItem | None) -> ServerSentEventMessage:

@@ -21,8 +21,9 @@ function per append):
   function, which undoes them too. (A statement that cannot be a CTE, one with its own WITH,
   sends the append and the statements in a transaction instead: more round trips.)
 * **The hash chain cannot fork.** Every event carries ``hash``, SHA-256 chained to the previous
-  event of its stream (``service/domain/chain.py``). It is computed here, in Python (the
-  canonical JSON is Python's ``json.dumps``, which SQL cannot reproduce), from the head hash of
+  event of its stream (``service/domain/chain.py``). It is computed in Python
+  (``log.hashes``, which the in-memory store shares; the canonical JSON is Python's
+  ``json.dumps``, which SQL cannot reproduce), from the head hash of
   the version the caller decided on. The store knows that hash from its reads (``_Heads``: a
   stored event's hash never changes, so a cached one is never wrong, only possibly old), and
   fetches it only when it does not. ``append_events_quiet`` then checks, inside the inserting

@@ -45,7 +45,7 @@ from service.domain.rules.bees import (
 )
 from service.domain.rules.commands import ConfirmPick, StartGame, TakeStem
 from service.domain.rules.engine import cheapest_stem, initial_state
-from service.domain.rules.events import SeatInfo
+from service.domain.rules.events import BeeLevel, SeatInfo
 from service.domain.rules.levels import LEVELS
 from service.domain.rules.simulate import Policy, play_game, shuffled_deck
 from tests.bench.mcs import choose_bee_mcs
@@ -60,7 +60,7 @@ SEEDED: dict[str, Seeded] = {
     "mcs": choose_bee_mcs,
     "random": lambda view, seed: random.Random(seed).choice(sorted(view.hand)),
 }
-LABEL = {**{name: name for name in LEVELS}, "mcs": "MCS(100)", "random": "random"}
+LABEL: dict[str, str] = {**{name: name for name in LEVELS}, "mcs": "MCS(100)", "random": "random"}
 
 # (seat 1, the others, players, games): the line-ups of issue 29 (medium was "strong", easy
 # "heuristic"), then each level against MCS(100) and the expert against each of the others.
@@ -118,7 +118,7 @@ def seated(first: str, others: str, players: int) -> tuple[SeatInfo, ...]:
     """The seats of a line-up as a view shows them: a service level as a bee of that level, an
     anchor (MCS(100), random, a candidate) as a person, whom a bee cannot tell apart."""
     return tuple(
-        SeatInfo(seat=n, name=BEE_NAMES[(n - 1) % len(BEE_NAMES)], kind="bee", level=who)  # type: ignore[arg-type]
+        SeatInfo(seat=n, name=BEE_NAMES[(n - 1) % len(BEE_NAMES)], kind="bee", level=who)
         if who in LEVELS
         else SeatInfo(seat=n, name=f"Player {n}", kind="person", player_id=f"bench-{n}")
         for n, who in enumerate([first] + [others] * (players - 1), start=1)
@@ -129,7 +129,7 @@ def play_one(first: str, others: str, players: int, number: int) -> dict[str, An
     """Game `number` of `players` (the same deal in every line-up), seat 1 at `first`."""
     game_id = f"bench-{players}-{number}"
     seat1, rest = Timed(first, game_id), Timed(others, game_id)
-    policies: list[Policy] = [seat1] + [rest] * (players - 1)
+    policies: list[Policy] = [seat1, *[rest] * (players - 1)]
     seats = seated(first, others, players)
     # A person's too-low bee takes the cheapest stem, as a bee's does by rule.
     state, _ = play_game(
@@ -195,7 +195,7 @@ def run(
     }
 
 
-def answer_times(games: int, level: str = "expert", players: int = 8) -> dict[str, Any]:
+def answer_times(games: int, level: BeeLevel = "expert", players: int = 8) -> dict[str, Any]:
     """How long a person waits for a table of `level` bees: one person (seat 1, playing the
     heuristic's bee) and `players - 1` bees, through
     `service.domain.bee_answers.decide_with_bees` as the service calls it (in a worker thread);

@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from service.domain.rules import batch
-from service.domain.rules.bees import BeeView
+from service.domain.rules.bees import BeeView, bee_decision_seed
 from service.domain.rules.simulate import bee_seats, play_game
 from tests.bench import bees
 
@@ -35,7 +35,7 @@ def collect(teacher: str, players: int, games: int) -> list[Decision]:
 
     def policy(view: BeeView) -> int:
         turn = 11 - len(view.hand)
-        seed = bees.bee_decision_seed(b"fit", f"fit-{players}", view.seat, turn, "pick")
+        seed = bee_decision_seed(b"fit", f"fit-{players}", view.seat, turn, "pick")
         bee = decide(view, seed)
         if len(view.hand) > 1:
             out.append((batch.view_features(view), sorted(view.hand).index(bee)))

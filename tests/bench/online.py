@@ -614,7 +614,7 @@ async def generator(config: dict[str, Any]) -> None:
     and play waits for every deal, so thousands of sign-ups and deals are not slowed by games
     already being played (a game dealt early sits out a turn or two on its clock: the bench's
     turn clock is long enough that none is abandoned as idle)."""
-    pace = Pace(**{k: tuple(v) if isinstance(v, list) else v for k, v in config["pace"].items()})
+    pace = Pace(**{k: tuple(v) if isinstance(v, list) else v for k, v in config["pace"].items()})  # type: ignore[arg-type]
     tally = Tally()
     rng = random.Random(config["seed"])
     tables = [

@@ -94,7 +94,7 @@ async def run(args: argparse.Namespace, url: str) -> dict[str, Any]:
         for r in range(args.rounds):
             for k in CLIENTS:
                 say(f"round {r + 1}/{args.rounds}: {k} clients…")
-                loads = [
+                loads: list[tuple[str, list[Any], Server]] = [
                     ("before", [s.play for s in solos["before"][:k]], services["before"]),
                     ("inserts", [partial(insert_worker, h) for h in inserts[:k]], minimal),
                     ("after", [s.play for s in solos["after"][:k]], services["after"]),

@@ -189,7 +189,7 @@ def buy_in_game(base: str, people: dict[int, dict[str, Any]], stake: int) -> str
 def lowest_bee_too_low(hands: Any, stems: Any) -> bool:
     """Seat 1's lowest bee is below every stem and below every other hand: confirmed on turn 1,
     it is the turn's lowest pick and too low, whatever the bee players pick (seed §5)."""
-    return min(hands[0]) < min(*stems, *(min(hand) for hand in hands[1:]))
+    return bool(min(hands[0]) < min(*stems, *(min(hand) for hand in hands[1:])))
 
 
 def too_low_game(base: str, name: str = "Ada", players: int = 2) -> tuple[dict[str, Any], str, int]:

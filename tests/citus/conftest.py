@@ -31,7 +31,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if os.environ.get("SWARM_CITUS_TIER"):
         return
     here = Path(__file__).parent
-    kept, dropped = [], []
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         inside = here in Path(str(item.path)).parents
         (dropped if inside and item.path.name != "test_smoke.py" else kept).append(item)

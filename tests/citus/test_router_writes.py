@@ -9,7 +9,7 @@ or a game's streams exactly one single-shard execution (the one delegated call o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -33,7 +33,7 @@ class Measured:
 
 
 @pytest.fixture
-def measured(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Measured:
+def measured(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Measured]:
     seen = Measured()
     # The app's /metrics gauge counts the lobby every few seconds (a multi-shard read) beside
     # the appends measured here: off, so the counters see only the flows.

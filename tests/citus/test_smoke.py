@@ -21,7 +21,7 @@ async def test_the_store_is_distributed_and_an_append_is_one_shard(
     database_url: str, event_store: EventStore
 ) -> None:
     with psycopg.connect(database_url, autocommit=True) as conn:
-        kinds = dict(
+        kinds: dict[str, str] = dict(
             conn.execute("select logicalrelid::text, partmethod from pg_dist_partition").fetchall()
         )
         assert kinds["events"] == "h" and kinds["lobby"] == "h" and kinds["accounts"] == "n"

@@ -9,7 +9,7 @@ import json
 import pkgutil
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from openapi_spec_validator import validate
@@ -20,6 +20,9 @@ from service.domain.rules.errors import RuleViolation
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT: dict[str, Any] = json.loads((ROOT / "openapi" / "openapi.json").read_text())
+
+
+T = TypeVar("T")
 
 
 def operations() -> list[tuple[str, str, dict[str, Any]]]:
@@ -184,8 +187,8 @@ def _import_everything() -> None:
         importlib.import_module(module.name)
 
 
-def _subclasses(cls: type) -> set[type]:
-    found = set()
+def _subclasses(cls: type[T]) -> set[type[T]]:
+    found: set[type[T]] = set()
     for sub in cls.__subclasses__():
         found |= {sub, *_subclasses(sub)}
     return found

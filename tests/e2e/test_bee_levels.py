@@ -89,7 +89,7 @@ async def test_the_default_level_is_easy(ada: Api) -> None:
 
 @pytest.mark.parametrize(("old", "now"), [("heuristic", "easy"), ("strong", "medium")])
 async def test_an_older_level_name_is_accepted_and_recorded_as_sent(
-    ada: Api, old: str, now: str
+    ada: Api, old: BeeLevel, now: BeeLevel
 ) -> None:
     """The names before easy/medium/hard/expert still work: the seat records the name asked
     for (stored games keep theirs), and its bees play at the level it names now."""

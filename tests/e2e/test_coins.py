@@ -40,8 +40,8 @@ async def wallets_add_up(pool: Pool, players: list[str]) -> None:
             event = decode_wallet_event(r.data)
             state = evolve_wallet(state, event)
             kind = type(event).__name__
-            committed += event.amount if kind == "StakeCommitted" else 0  # type: ignore[union-attr]
-            paid += event.amount if kind == "PotPaid" else 0  # type: ignore[union-attr]
+            committed += event.amount if kind == "StakeCommitted" else 0
+            paid += event.amount if kind == "PotPaid" else 0
         assert state.balance >= 0 and state.held >= 0
         granted += state.granted
         in_hand += state.balance + state.held

@@ -88,8 +88,8 @@ async def test_a_solo_game_replays_as_it_was_seen_and_whole_after_the_end(ada: A
         assert answer["over"] is True and answer["latest"] == final["version"]
         assert answer["event"]["hash"] == export["events"][v - 1]["hash"]
         assert answer["event"]["data"] == export["events"][v - 1]["data"]
-        before = after[v - 2] if v > 1 else states([])
-        expected = moment(before if v > 1 else _initial(), after[v - 1], events[v - 1], 1, True)
+        before = after[v - 2] if v > 1 else _initial()
+        expected = moment(before, after[v - 1], events[v - 1], 1, True)
         expected_json = msgspec.json.decode(msgspec.json.encode(expected))
         assert answer["view"] | {"game_id": gid} == expected_json["view"] | {"game_id": gid}
         assert answer["seats"] == expected_json["seats"]

@@ -17,7 +17,7 @@ from litestar.testing import AsyncTestClient
 from service.api.app import create_app
 from service.domain.rules.events import event_type
 from service.store.pool import Pool
-from service.usecases import play
+from service.usecases import bee_threads, play
 from tests.e2e.api_client import Api
 
 
@@ -167,7 +167,7 @@ async def two_instances(database_url: str) -> AsyncIterator[tuple[Api, Api]]:
 def _decisions(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Every decision the service makes from now on, as its events' types."""
     made: list[list[str]] = []
-    decide = play.decide_with_bees
+    decide = bee_threads.decide_with_bees  # what `play` calls
 
     async def recorded(state: Any, command: Any, seed_for: Any) -> Any:
         after, events = await decide(state, command, seed_for)

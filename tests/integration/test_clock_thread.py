@@ -87,7 +87,7 @@ async def test_the_clock_fires_on_time_while_the_request_loop_is_blocked(
                 _busy_until(blocked_until)  # from 0.5 s before the deadline to 1.5 s after
                 # The clock thread's NOTIFY reached this loop's LISTEN connection.
                 await asyncio.wait_for(woken.wait(), 2)
-                return woken.is_set()
+                return bool(woken.is_set())
 
         assert client.blocking_portal.call(block_the_request_loop)
         fired_after, lateness_after = _lateness()

@@ -37,7 +37,9 @@ from service.store.pool import Pool
 from tests.store_contract import EventLogContract, _log_end, event, new_stream
 
 
-async def _slow_insert(conn: asyncpg.Connection[asyncpg.Record], stream: str, version: int) -> None:
+async def _slow_insert(
+    conn: asyncpg.pool.PoolConnectionProxy[asyncpg.Record], stream: str, version: int
+) -> None:
     # A raw row, as an append whose commit is late would leave it (not a valid chain hash: the
     # chain is not these tests' concern).
     await conn.execute(
@@ -475,13 +477,13 @@ async def test_events_are_immutable(
             await conn.execute(statement, *args)
 
     # By trigger, as the (superuser) login user.
-    conn = await asyncpg.connect(database_url)
+    login = await asyncpg.connect(database_url)
     try:
-        assert await conn.fetchval("select current_user") != "swarm_app"
+        assert await login.fetchval("select current_user") != "swarm_app"
         with pytest.raises(asyncpg.RestrictViolationError, match="events are immutable"):
-            await conn.execute(statement, *args)
+            await login.execute(statement, *args)
     finally:
-        await conn.close()
+        await login.close()
 
     assert [e.type for e in await event_store.read_stream(stream)] == ["Happened"]
 

@@ -40,7 +40,7 @@ async def _late_join(pool: Pool, stale_reads: int) -> list[TableState]:
         reads.append(stale)
         return stale if len(reads) <= stale_reads else await fresh_table(table_id)
 
-    b.repository.table = stale_first  # type: ignore[method-assign]
+    b.repository.table = stale_first  # type: ignore[method-assign, assignment]
     with pytest.raises(GameInProgress):
         await b.tables.join_table(late, table.table_id, None)
     return reads

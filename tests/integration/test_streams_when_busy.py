@@ -4,7 +4,7 @@ instead of cutting the response mid-body (seen at 1,000 games in `make bench-onl
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -16,6 +16,7 @@ from service.store.pool import Pool
 from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 from service.usecases import streams
+from service.usecases.streams import LogItem
 from service.usecases.watching import Viewer
 
 
@@ -44,8 +45,8 @@ async def test_a_followed_table_rides_out_a_busy_pool(
 
     monkeypatch.setattr(EventStore, "read_stream", busy_then_free)
     monkeypatch.setattr(streams, "BUSY_RETRY", 0.01)
-    seen = [entry async for entry in followed]
-    assert seen[:2] == [None, None]  # two heartbeats while the pool was busy
-    kinds = [type(entry(e)).__name__ for e in seen[2:]]
+    heard = [entry async for entry in followed]
+    assert heard[:2] == [None, None]  # two heartbeats while the pool was busy
+    kinds = [type(entry(cast(LogItem, e))).__name__ for e in heard[2:]]  # no more heartbeats
     assert kinds[0] == "TableOpenedEntry" and kinds[-1] == "TableClosedEntry", kinds
     assert refusals["left"] == 0

@@ -120,7 +120,7 @@ async def test_tracing_is_off_unless_configured(database_url: str, capfd: Any) -
     off = create_app(database_url)
     assert not any(type(p).__name__ == "OpenTelemetryPlugin" for p in off.plugins)
     on = create_app(settings=Settings(database_url=database_url, tracing="console"))
-    plugin = next(p for p in on.plugins if type(p).__name__ == "OpenTelemetryPlugin")
+    plugin: Any = next(p for p in on.plugins if type(p).__name__ == "OpenTelemetryPlugin")
     async with AsyncTestClient(app=on) as client:
         assert (await client.get("/no/such/path")).status_code == 404
     plugin.config.tracer_provider.force_flush()

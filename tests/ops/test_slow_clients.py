@@ -67,9 +67,9 @@ def test_half_open_requests_hold_no_capacity(swarm: Any) -> None:
     loaded = []
     for _ in range(5):
         started = time.perf_counter()
-        answer = ada.tap(game)
+        tapped = ada.tap(game)
         loaded.append(time.perf_counter() - started)
-        assert answer.status_code == 200, answer.text
+        assert tapped.status_code == 200, tapped.text
     # Still held while the moves were served: none answered or closed yet (deadline 6 s).
     poll = select.poll()  # not select(): it cannot watch descriptors above 1024
     for sock in (*bodies, *headers):

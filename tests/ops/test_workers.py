@@ -115,7 +115,7 @@ async def test_two_workers_keep_moves_streams_and_clocks_right(
 
     streams = [f"game-{gid}" for gid, _, _ in games]
     with psycopg.connect(database_url) as conn:
-        last = dict(
+        last: dict[str, int] = dict(
             conn.execute(
                 "select stream, max(version) from events where stream = any(%s) group by 1",
                 (streams,),

@@ -40,8 +40,8 @@ def _advance(state: GameState, turns: int) -> GameState:
     while state.turn <= turns and state.phase != "ended":
         if state.phase == "choosing":  # pragma: no cover - bee seats never choose
             assert state.pending is not None
-            command = TakeStem(seat=state.pending.seat, stem=cheapest_stem(state.stems))
-            state = fold(decide(command, state), state)
+            take = TakeStem(seat=state.pending.seat, stem=cheapest_stem(state.stems))
+            state = fold(decide(take, state), state)
             continue
         for command in bee_commands(state):
             state = fold(decide(command, state), state)

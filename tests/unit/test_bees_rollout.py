@@ -44,8 +44,8 @@ def _compare_one_game(players: int, rng: random.Random, heuristic_seats: int) ->
         compact_sums = [pile_stings(stem) for stem in state.stems]
         compact_scores = [s.stings for s in state.seats]
         fly_tops(tops, lens, compact_sums, compact_scores, list(picks))
-        for bee, seat in picks:
-            state = fold(decide(ConfirmPick(seat=seat + 1, bee=bee), state), state)
+        for bee, index in picks:
+            state = fold(decide(ConfirmPick(seat=index + 1, bee=bee), state), state)
         assert [tuple(stem) for stem in stems] == list(state.stems)
         assert sums == [pile_stings(stem) for stem in state.stems]
         assert scores == [s.stings for s in state.seats]

@@ -294,8 +294,8 @@ def test_the_game_chain_vectors_chain() -> None:
     assert verify_chain(_vector_links(game)).ok
     table = [v for v in CHAIN_VECTORS if v["stream"].startswith("table-")]
     assert table[0]["prev_hash"] == hashlib.sha256(b"table event 3").hexdigest()
-    after = (3, bytes.fromhex(table[0]["prev_hash"]))
-    assert verify_chain(_vector_links(table), after=after).ok
+    start = (3, bytes.fromhex(table[0]["prev_hash"]))
+    assert verify_chain(_vector_links(table), after=start).ok
 
 
 @pytest.mark.parametrize("v", JSON_VECTORS, ids=lambda v: f"json-{v['json_vector']}")

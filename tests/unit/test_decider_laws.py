@@ -139,17 +139,14 @@ def play(
             continue
         if roll < 0.03:  # a stale timer, or a move that breaks a rule
             stale = state.deadline or now
-            game.run(
-                rng.choice(
-                    [
-                        ExpireClock(deadline=stale - timedelta(seconds=1), at=now),
-                        TakeStem(seat=1, stem=rng.randint(0, STEM_COUNT + 1), at=now),
-                        ConfirmPick(seat=rng.randint(0, players + 1), bee=0, at=now),
-                        ConfirmPick(seat=rng.randint(1, players), at=now),
-                        LeaveGame(seat=rng.randint(0, players + 1), at=now),
-                    ]
-                )
-            )
+            wrong: list[Command] = [
+                ExpireClock(deadline=stale - timedelta(seconds=1), at=now),
+                TakeStem(seat=1, stem=rng.randint(0, STEM_COUNT + 1), at=now),
+                ConfirmPick(seat=rng.randint(0, players + 1), bee=0, at=now),
+                ConfirmPick(seat=rng.randint(1, players), at=now),
+                LeaveGame(seat=rng.randint(0, players + 1), at=now),
+            ]
+            game.run(rng.choice(wrong))
             continue
         if state.phase == "choosing":
             assert state.pending is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from typing import Any
 
 import msgspec
 import pytest
@@ -128,7 +129,7 @@ def test_an_event_with_a_float_is_not_encoded_once() -> None:
 def test_every_stored_event_type_is_classified() -> None:
     """Every class the unit of work writes is either encoded once or has a reason not to be."""
     unions = [TableEventUnion, WalletEventUnion]
-    classes = [*EVENT_TYPES, GameRecorded]
+    classes: list[Any] = [*EVENT_TYPES, GameRecorded]
     for union in unions:
         info = msgspec.inspect.type_info(union)
         assert isinstance(info, msgspec.inspect.UnionType)

@@ -13,7 +13,7 @@ import pytest
 
 from service.api.envelopes import entries
 from service.domain import chain
-from service.domain.rules import batch, strong
+from service.domain.rules import batch, rollout, strong
 from service.domain.rules.bee_view import BeeView, view_for
 from service.domain.rules.cards import deck
 from service.domain.rules.commands import ConfirmPick, ExpireClock, StartGame, TapBee
@@ -119,7 +119,7 @@ def _work(level: str, view: BeeView, monkeypatch: pytest.MonkeyPatch) -> list[ob
     every `batch.playouts` call (candidates, deals), every rollout turn flown, every rollout
     pick (`strong.quick_pick`)."""
     spent: list[object] = []
-    playouts, fly, quick = batch.playouts, strong.fly, strong.quick_pick
+    playouts, fly, quick = batch.playouts, rollout.fly, strong.quick_pick
 
     def counted_playouts(v: BeeView, candidates: list[int], deals: int, *a: Any) -> Any:
         spent.append(("playouts", len(candidates), deals))
@@ -197,14 +197,16 @@ def test_how_the_clock_played_is_first_seen_with_the_reveal_and_is_public_then()
                 for seat in state.seats:
                     hand, roll = state.seat(seat.number).hand, rng.random()
                     if state.phase == "picking" and roll < 0.3:
-                        command = TapBee(seat=seat.number, bee=rng.choice(hand), at=at)
-                        state, _ = decide_and_evolve(command, state)
+                        tap = TapBee(seat=seat.number, bee=rng.choice(hand), at=at)
+                        state, _ = decide_and_evolve(tap, state)
                     elif state.phase == "picking" and roll < 0.5:
-                        command = ConfirmPick(seat=seat.number, bee=rng.choice(hand), at=at)
-                        state, _ = decide_and_evolve(command, state)
+                        confirm = ConfirmPick(seat=seat.number, bee=rng.choice(hand), at=at)
+                        state, _ = decide_and_evolve(confirm, state)
+            deadline = state.deadline
             if state.phase == "picking":
+                assert deadline is not None
                 public = {s.seat: s.status for s in game_view(state, None).seats}
-                expire = ExpireClock(deadline=state.deadline, at=state.deadline)
+                expire = ExpireClock(deadline=deadline, at=deadline)
                 state, events = decide_and_evolve(expire, state)
                 played = [e for e in events if isinstance(e, PickConfirmed)]
                 if played:
@@ -215,7 +217,8 @@ def test_how_the_clock_played_is_first_seen_with_the_reveal_and_is_public_then()
                     assert pick.by_clock == expected, (public, pick)
                     clocked += 1
             elif state.phase == "choosing":
-                expire = ExpireClock(deadline=state.deadline, at=state.deadline)
+                assert deadline is not None
+                expire = ExpireClock(deadline=deadline, at=deadline)
                 state, _ = decide_and_evolve(expire, state)
             at = state.deadline or at
     assert clocked > 100

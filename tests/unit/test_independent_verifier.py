@@ -120,5 +120,6 @@ def test_the_outsider_reads_the_tables_events_alike() -> None:
     swapped = [events[1], events[0], *events[2:]]
     assert agree(anchors.with_table(copy.deepcopy(doc), swapped)) == "commitment"
     wrong = list(events)
-    wrong[5] = type(events[5])(game_id=base.GAME_ID, player_id="player-3", seed="00")
+    seed_event: Any = type(events[5])  # a table event with a player's seed
+    wrong[5] = seed_event(game_id=base.GAME_ID, player_id="player-3", seed="00")
     assert agree(anchors.with_table(copy.deepcopy(doc), wrong)) == "commitment"

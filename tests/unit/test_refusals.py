@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from typing import TypeVar
 
 import service
 from service.api.problems import CATALOGUE, rule_violation
@@ -14,9 +15,11 @@ from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.rules.errors import IllegalMove, InvalidMove, RuleViolation
 from service.usecases.accounts import AlreadyRegistered, InvalidAccount, NameTaken
 
+T = TypeVar("T")
 
-def _subclasses(cls: type) -> set[type]:
-    found: set[type] = set()
+
+def _subclasses(cls: type[T]) -> set[type[T]]:
+    found: set[type[T]] = set()
     for sub in cls.__subclasses__():
         found |= {sub, *_subclasses(sub)}
     return found
@@ -35,6 +38,6 @@ def test_every_refusal_is_answered_with_its_catalogued_status() -> None:
 def test_coins_accounts_and_names_are_refusals_but_not_moves() -> None:
     for cls in (InsufficientCoins, NameTaken, AlreadyRegistered):
         assert issubclass(cls, NotAllowedNow) and not issubclass(cls, RuleViolation)
-    for cls in (InvalidAccount, InvalidName):
-        assert issubclass(cls, Malformed) and not issubclass(cls, RuleViolation)
+    for malformed in (InvalidAccount, InvalidName):
+        assert issubclass(malformed, Malformed) and not issubclass(malformed, RuleViolation)
     assert issubclass(IllegalMove, NotAllowedNow) and issubclass(InvalidMove, Malformed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 
 from service import serve
+from service.settings import Settings
 
 
 def test_swarm_serve_settles_the_heap_once_started() -> None:
@@ -23,5 +24,5 @@ def test_swarm_serve_settles_the_heap_once_started() -> None:
 
 
 def test_uvicorn_runs_the_settled_app() -> None:
-    config = serve.uvicorn_config(serve.Settings(database_url="postgresql://unused"))
+    config = serve.uvicorn_config(Settings(database_url="postgresql://unused"))
     assert config.app == "service.serve:serving_app" and config.factory

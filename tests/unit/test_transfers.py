@@ -136,7 +136,7 @@ def test_rule_a_reward_delivered_late_counts_against_the_day_the_game_ended() ->
         CoinsGranted(amount=10, reason="game_reward", game_id="g", day="2026-12-01")
     ]
     next_day = msgspec_replace(grant, day="2026-12-02")
-    assert decide_delivery(wallet, next_day)[0].amount == 30  # type: ignore[union-attr]
+    assert decide_delivery(wallet, next_day)[0].amount == 30
     assert grant.record.won and grant.record.xp == 100
 
 

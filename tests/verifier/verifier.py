@@ -145,7 +145,7 @@ def event_hash(prev: bytes, stream: str, version: int, type_: str, data: Any) ->
 
 # --- docs/fairness.md: "The hash chain, version 2" --------------------------------------------
 
-HIDDEN = {
+HIDDEN: dict[str, dict[str, tuple[str, ...]]] = {
     "game": {
         "game_started": ("hands",),
         "bee_tapped": ("bee",),
