@@ -4,7 +4,9 @@
 -- shard when keyed by the game id alone, and every read of a game (by its stream, its secret)
 -- names its one shard: a game whose worker answers is read and played while another worker is
 -- away. 0018 keyed timers and deal secrets by the table's id, which a read by game id does not
--- know: the column is the shard key now, holding the game's id.
+-- know: the column is the shard key now, holding the game's id. Every table created after 0018
+-- must be distributed (or made a reference table) by a migration of its own, as player_games
+-- is here.
 
 do $migration$
 begin
@@ -13,5 +15,8 @@ begin
     end if;
     alter table timers rename column table_id to shard_key;
     alter table deal_secrets rename column table_id to shard_key;
+    -- Each person's finished games (0019), written with the append that ends the game: on the
+    -- game's shard. A person's history reads every shard.
+    perform create_distributed_table('player_games', 'game_id', colocate_with => 'events');
 end;
 $migration$;

@@ -22,7 +22,7 @@ import bisect
 import re
 import uuid
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -30,7 +30,7 @@ import msgspec
 
 from service.store import projections
 from service.store.pool import Pool
-from service.store.rows import DealSecret, Row, Timer
+from service.store.rows import DealSecret, GamesPlayed, Row, Timer
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -42,6 +42,38 @@ STREAM_HEADS = """
 select distinct on (stream) stream, version, hash, chain
 from events where shard_key = $2 and stream = any($1::text[])
 order by stream, version desc
+"""
+
+# The reads of events.py with each stream's shard key (`shard_of`, the last argument): each on
+# its one shard, so a stream whose worker answers is read while another worker is away.
+READ_STREAM = """
+select position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain
+  from events
+ where shard_key = $4 and stream = $1 and version > $2 and ($3::integer is null or version <= $3)
+ order by version
+"""
+STREAM_ARRAY = """
+select coalesce('[' || string_agg(e.data::text, ',' order by e.version) || ']', '[]'),
+       h.version, h.hash, h.chain
+  from (select version, hash, chain from events where shard_key = $4 and stream = $1
+         order by version desc limit 1) as h
+  left join events as e
+    on e.shard_key = $4 and e.stream = $1 and e.version > $2
+   and ($3::integer is null or e.version <= $3)
+ group by h.version, h.hash, h.chain
+"""
+STREAM_VERSION = "select coalesce(max(version), 0) from events where shard_key = $2 and stream = $1"
+COMMAND_VERSION = """
+select version from processed_commands where shard_key = $3 and stream = $1 and command_id = $2
+"""
+SERVER_SEEDS = """
+select game_id, server_seed from deal_secrets
+ where shard_key = any($1::text[]) and game_id = any($1::text[])
+"""
+RACE_FACTS = """
+select (select version from processed_commands
+         where shard_key = $4 and stream = $1 and command_id = $2),
+       (select coalesce(max(version), 0) from events where shard_key = $5 and stream = $3)
 """
 
 # The tables hashed by the shard key, whose key is each of their statements' first argument
@@ -56,15 +88,21 @@ _BY_SHARD_KEY = frozenset(
         "wallets",
         "player_stats",
         "stake_holds",
+        "player_games",
     }
 )
 _TABLE = re.compile(r"(?is)^\s*(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)")
 # A shard's constraint carries its shard id (events_stream_version_key_102008).
 _SHARD_SUFFIX = re.compile(r"_\d{6,}$")
 
-_SECRET_INSERT = "insert into deal_secrets (table_id, game_id, server_seed) values ($1, $2, $3)"
+_SECRET_INSERT = "insert into deal_secrets (shard_key, game_id, server_seed) values ($1, $1, $2)"
+_PLAYED_INSERT = """
+insert into player_games (game_id, player_id, table_id, mode, rated)
+select $1, p, $3, $4, $5 from unnest($2::text[]) as p
+on conflict do nothing
+"""
 _TIMER_INSERT = (
-    "insert into timers (table_id, game_id, deadline) values ($1, $2, $3) on conflict do nothing"
+    "insert into timers (shard_key, game_id, deadline) values ($1, $1, $2) on conflict do nothing"
 )
 
 
@@ -179,6 +217,10 @@ def statements(row: Row) -> tuple[Statement, ...]:
         return ((_TIMER_INSERT, (row.game_id, row.deadline)),)
     if isinstance(row, DealSecret):
         return ((_SECRET_INSERT, (row.game_id, row.server_seed)),)
+    if isinstance(row, GamesPlayed):  # by its game (0020): on the game's table's shard
+        return (
+            (_PLAYED_INSERT, (row.game_id, list(row.people), row.table_id, row.mode, row.rated)),
+        )
     return tuple(
         (sql.replace(_UPDATED_NOW, _UPDATED_EXCLUDED), args)
         for sql, args in projections.statements(row)

@@ -242,10 +242,7 @@ class UnitOfWork:
         """The rows these events cause, committed with them: each prepared game's secret, a
         timer for every deadline set, each wallet's balance and holds, what the table owes
         wallets, each record's standing, and the table's lobby listing and members."""
-        rows: list[Row] = [
-            DealSecret(game_id=g, server_seed=s)
-            for g, s in self._secrets.items()
-        ]
+        rows: list[Row] = [DealSecret(game_id=g, server_seed=s) for g, s in self._secrets.items()]
         rows += [
             Timer(game_id=game_id, deadline=event.deadline)
             for game_id, game in self._games.items()
