@@ -24,6 +24,7 @@ store's `clock`; give it the use cases' fake clock to drive the relay and the sw
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -349,6 +350,9 @@ class InMemoryEventStore:
             stream, after_version=after_version, up_to_version=up_to_version
         )
         return decode("[" + ",".join(e.data.decode("utf-8") for e in window) + "]")
+
+    async def colocated_id(self, key: str) -> str:
+        return str(uuid.uuid4())  # one node: every id is beside every other
 
     async def verify_stream(
         self,

@@ -94,6 +94,11 @@ class EventLog(Protocol):
 
     async def stream_version(self, stream: str) -> int: ...
 
+    async def colocated_id(self, key: str) -> str:
+        """A fresh id (a uuid) whose stream shares the shard of the stream ``key`` names, on a
+        store that shards (Citus: a game's id beside its table's); any fresh uuid elsewhere."""
+        ...
+
     async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
         """The hash of event `version` of `stream` and its chain version (None when there is
         no such event), without a read when the store already knows it as the stream's head."""

@@ -397,7 +397,7 @@ class Tables:
             if not isinstance(event, TableClosedEvent):
                 uow.table_event(event)
         if before.version == 0:
-            self.deals.prepare(uow)
+            await self.deals.prepare(uow)
         if decided.hold is not None:
             self.money.take_buy_in(uow, decided.hold)
         if decided.leaving is not None:
