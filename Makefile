@@ -86,9 +86,11 @@ bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bees
 
 # The bee levels' strength against each other and MCS(100), decision CPU, a person's wait at a
-# table of expert bees (docs/benchmarks.md, "Bee players"; ~20 min on an idle 2-core machine).
+# table of expert bees, then each level's rating on the people's scale (docs/benchmarks.md,
+# "Bee players"; ~20 min, then ~10, on an idle 2-core machine).
 bench-bees: $(VENV)/.installed
 	$(PY) -m tests.bench.bees
+	$(PY) -m tests.bench.level_ratings
 
 # The same figures in 2 rounds of short slices (~1 min).
 bench-quick: $(VENV)/.installed

@@ -20,7 +20,7 @@ from prometheus_client import Counter, Gauge, Histogram
 
 # Requests by operation, as Litestar's PrometheusConfig middleware named and labelled them (it
 # recorded them until issue 28; the edge layer does now, from what it already knows: one
-# middleware fewer on every request, measured in docs/benchmarks.md).
+# middleware fewer on every request, measured in docs/benchmarks-history.md).
 HTTP_LABELS = ("method", "path", "status_code", "app_name", "operation")
 HTTP_REQUESTS = Counter("swarm_http_requests_total", "Total requests", HTTP_LABELS)
 HTTP_ERRORS = Counter(

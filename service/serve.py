@@ -419,9 +419,9 @@ def settle_heap() -> None:
     OpenAPI document, every module: about 130,000 objects that live as long as the process) so
     that no collection traverses them again, and collect less often (`GC_THRESHOLDS`).
 
-    Measured at 800 online games on the 2-core machine (issue 28, docs/benchmarks.md): a full
-    collection stopped the event loop for 100-250 ms of CPU (0.2-0.95 s of wall time on a share
-    of a core) every 15-30 s, and every request in flight and every refusal waited for it;
+    Measured at 800 online games on the 2-core machine (issue 28, docs/benchmarks-history.md):
+    a full collection stopped the event loop for 100-250 ms of CPU (0.2-0.95 s of wall time on a
+    share of a core) every 15-30 s, and every request in flight and every refusal waited for it;
     the younger collections took 4-7 % of the time. After: no full collection in a 20-s
     window, 204-271 → 320-325 answered moves a second. A cycle among frozen objects is never
     collected: they are the app's own, alive until the process ends."""
@@ -453,7 +453,7 @@ def uvicorn_config(settings: Settings) -> uvicorn.Config:
         # 1.45, libuv#3696), so on a busy process new connections waited seconds in the
         # kernel's accept queue (the first request on one: p50 1.7 s, p99 4.4 s at 800 games,
         # where one on an open connection took 37 ms); asyncio's accepts all that are waiting
-        # at each wake-up (docs/benchmarks.md, "Past capacity, fifth pass").
+        # at each wake-up (docs/benchmarks-history.md, "Past capacity, fifth pass").
         loop="asyncio",
         lifespan="on",
         access_log=False,

@@ -8,14 +8,17 @@ in bodies only, which are never logged, and are never returned.
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
+from litestar.response import Stream
 
 from service.api.answers import (
     HistoryPage,
@@ -64,6 +67,19 @@ Password = Annotated[
 AnyPassword = Annotated[
     str, msgspec.Meta(min_length=1, max_length=PASSWORD_MAX, pattern=TEXT_PATTERN)
 ]
+
+
+NDJSON = "application/x-ndjson"
+NDJSON_DESCRIPTION = (
+    "Newline-delimited JSON: one line per game, newest first, each a `GameExport` (exportGame's "
+    "document), so `swarm audit` reads each line."
+)
+_NDJSON_ENCODER = msgspec.json.Encoder()
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """A time without a zone is taken as UTC (as the answers' times are)."""
+    return moment.replace(tzinfo=UTC) if moment and moment.tzinfo is None else moment
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -283,6 +299,55 @@ class ProfileController(Controller):
         """Anyone's public profile: name, level, XP, badges, games played and won (never
         their coins)."""
         return public_profile(await service.profiles.player(str(player_id)))
+
+    @get(
+        "/players/{player_id:uuid}/games",
+        operation_id="exportPlayerGames",
+        summary="A player's finished games in bulk (NDJSON)",
+        responses={
+            200: ResponseSpec(
+                data_container=str,
+                description=NDJSON_DESCRIPTION,
+                media_type=NDJSON,
+                generate_examples=False,
+            )
+        },
+    )
+    @refuses(NotFound)
+    async def export_player_games(
+        self,
+        player_id: PlayerId,
+        player: Caller,
+        service: Service,
+        since: Annotated[
+            datetime | None,
+            QueryParameter(description="Only games that ended at or after this time (ISO 8601)"),
+        ] = None,
+        until: Annotated[
+            datetime | None,
+            QueryParameter(description="Only games that ended before this time (ISO 8601)"),
+        ] = None,
+        max: Annotated[  # lichess's name for it
+            int | None,
+            QueryParameter(ge=1, le=100_000, description="At most this many games"),
+        ] = None,
+    ) -> Stream:
+        """A player's finished games, newest first, as NDJSON (`application/x-ndjson`): one
+        line per game, each exactly the document exportGame gives (its events with their
+        hash-chain links and the revealed deal), so `swarm audit` reads each line. Yours
+        include your solo games; another player's are their online games alone. `since`
+        (included) and `until` (excluded) bound when the games ended; `max` caps how many.
+        404 for a player nobody knows."""
+        await service.profiles.player(str(player_id))  # 404 for a player nobody knows
+        exports = await service.exports.player_games(
+            str(player_id), player, since=_utc(since), until=_utc(until), most=max
+        )
+
+        async def lines() -> AsyncIterator[bytes]:
+            async for exported in exports:
+                yield _NDJSON_ENCODER.encode(exported) + b"\n"
+
+        return Stream(lines(), media_type=NDJSON)
 
     @get("/leaderboard", operation_id="listLeaderboard", summary="The leaderboard")
     @refuses()

@@ -29,7 +29,13 @@ LEVELS_MODULE = (
     "export const LEVELS = "
     + json.dumps(
         [
-            {"name": lv.name, "label": lv.label, "description": lv.description}
+            {
+                "name": lv.name,
+                "label": lv.label,
+                "description": lv.description,
+                "rating": lv.rating.points,
+                "rating_interval": [lv.rating.low, lv.rating.high],
+            }
             for lv in LEVELS.values()
         ],
         ensure_ascii=False,

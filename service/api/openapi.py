@@ -905,6 +905,16 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 example = examples.responses().get(op_id)
                 if example is not None:
                     media["example"] = example
+            if "application/x-ndjson" in content:
+                content["application/x-ndjson"]["schema"] = {
+                    "type": "string",
+                    "description": "One `GameExport` a line, each line one JSON document.",
+                    "contentMediaType": "application/x-ndjson",
+                    "contentSchema": {
+                        "type": "array",
+                        "items": {"$ref": REF.format(name="GameExport")},
+                    },
+                }
             if "text/event-stream" in content:
                 union = "VisibleEvent" if op_id == "streamGameEvents" else "TableLogEntry"
                 content["text/event-stream"] = server_sent_events(union)

@@ -232,6 +232,7 @@ export const api = {
   gameSteps: (id) => call("GET", `/games/${id}/steps`),
   // What the strongest bee level would have played at a seat and turn of a finished game.
   analyseTurn: (id, seat, turn) => call("GET", `/games/${id}/analysis?${q({ seat, turn })}`),
+  analyseGame: (id, seat) => call("GET", `/games/${id}/review?${q({ seat })}`),
 };
 
 // Every event of a game after version `after`, in order, each once. `onEvents(events)` gets

@@ -13,12 +13,15 @@
 // Once the game is over, "What would the bee have played?" asks analyseTurn for the chosen seat
 // at the start of the turn shown: the bee the strongest level would have played there, from only
 // what that seat could see then, and each bee's estimated stings to the end of the game.
+// "Every turn against the bee" asks analyseGame: a bar a turn for what the seat's pick cost
+// against the bee's (review.js), the costliest marked; a bar shows its turn.
 
 import { api } from "./api.js";
 import { beeCard } from "./bee.js";
 import { h, motionMs, replace, sleep } from "./dom.js";
 import * as fairness from "./fairness.js";
 import { recorded } from "./meadow.js";
+import { reviewBox } from "./review.js";
 
 const SPEEDS = [0.5, 1, 2, 4];
 const STEP_MS = 1100; // one step at 1×
@@ -99,6 +102,7 @@ export class ReplayScreen {
     this.checksBox = h("section", { class: "replay-checks", "aria-label": "Fair deal and hash chain" });
     this.analysisBox = h("section", { class: "replay-analysis", "aria-label": "What would the bee have played?" });
     this.analyses = new Map(); // "seat/turn" -> the answer, or a Promise while it is asked
+    this.reviews = new Map(); // seat -> analyseGame's answer, "asking", or { problem }
     this.logBox = h("ol", { class: "replay-log", "aria-label": "Every step of the game" });
     replace(
       this.root,
@@ -561,8 +565,30 @@ export class ReplayScreen {
       this.analysisBox,
       h("h2", {}, "What would the bee have played?"),
       h("label", { class: "replay-select" }, "Seat ", picker, ` at turn ${turn}`),
-      body
+      body,
+      this.reviewPart(seat)
     );
+  }
+
+  // The seat's whole game against the expert bee (analyseGame): what each turn's pick cost.
+  async review(seat) {
+    if (this.reviews.has(seat)) return;
+    this.reviews.set(seat, "asking");
+    this.drawAnalysis();
+    try {
+      this.reviews.set(seat, await api.analyseGame(this.gameId, seat));
+    } catch (problem) {
+      this.reviews.set(seat, { problem: problem?.detail ?? problem?.title ?? "the analysis could not be made" });
+    }
+    if (!this.gone) this.drawAnalysis();
+  }
+
+  reviewPart(seat) {
+    const got = this.reviews.get(seat);
+    if (got === undefined) return h("button", { class: "ghost-btn review-ask", onclick: () => this.review(seat) }, "Every turn against the bee");
+    if (got === "asking") return h("p", { class: "analysis-wait", role: "status" }, "🐝 The expert bee goes over the whole game…");
+    if (got.problem) return h("p", { class: "bad analysis-problem", role: "status" }, `No analysis: ${got.problem}`);
+    return reviewBox(got, this.nameOf(seat), (turn) => this.jumpTurn(turn));
   }
 
   // --- the checks ----------------------------------------------------------------------------

@@ -30,12 +30,16 @@ export function setupScreen(app, container) {
   let players = 4;
   let level = DEFAULT_LEVEL;
   const sentence = (what) => what[0].toUpperCase() + what.slice(1) + ".";
-  const levelHint = h("p", { class: "level-hint" }, sentence(LEVELS.find((l) => l.name === level).description));
+  // a level's hint: how it picks, and its rating on the players' scale (`make bench-bees`)
+  const rated = (n) => n.toLocaleString("en");
+  const hintOf = ({ description, rating }) => `${sentence(description)} Rated ${rated(rating)}, played against the other levels (a new player starts at 1,500).`;
+  const levelHint = h("p", { class: "level-hint" }, hintOf(LEVELS.find((l) => l.name === level)));
   const levels = h(
     "div",
     { class: "players", role: "radiogroup", "aria-label": "How the bees play" },
-    LEVELS.map(({ name: value, label, description: what }) =>
-      h(
+    LEVELS.map((lv) => {
+      const { name: value, label, description: what, rating } = lv;
+      return h(
         "label",
         { class: "player-choice level-choice", title: what },
         h("input", {
@@ -43,15 +47,15 @@ export function setupScreen(app, container) {
           name: "level",
           value,
           checked: value === level,
-          "aria-label": `${label}: ${what}`,
+          "aria-label": `${label}, rated ${rated(rating)}: ${what}`,
           onchange: () => {
             level = value;
-            levelHint.textContent = sentence(what);
+            levelHint.textContent = hintOf(lv);
           },
         }),
-        h("span", {}, label)
-      )
-    )
+        h("span", {}, label, h("small", { class: "level-rating", title: "Its rating (a new player starts at 1,500)" }, rated(rating)))
+      );
+    })
   );
   const name = h("input", { type: "text", name: "name", maxlength: 40, autocomplete: "nickname", placeholder: "Player", value: me?.name ?? "" });
   const beeList = h("p", { class: "bees-list" });

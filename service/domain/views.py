@@ -36,6 +36,7 @@ from service.domain.ledger import (
     record_game,
     reward,
 )
+from service.domain.ratings import RatingChanged
 from service.domain.rules.bees import level_of
 from service.domain.rules.cards import STEM_CAPACITY, TURNS, pile_stings, stings
 from service.domain.rules.clock import IDLE_TURNS_TO_ABANDON
@@ -304,6 +305,41 @@ class RewardView(msgspec.Struct, frozen=True, kw_only=True):
     badges: tuple[Badge, ...] | None
 
 
+class SeatRatingView(msgspec.Struct, frozen=True, kw_only=True):
+    """What a rated game did to the rating of the person in one seat (public, as ratings are
+    on profiles). A change travels through the table's outbox like a reward: until it
+    arrives, `status` is `pending` and the points are null.
+
+    Attributes:
+        seat: The seat, from 1.
+        status: `delivered` or `pending` (on its way: ask again).
+        before: The rating's points before the game; null while pending.
+        after: After it; null while pending.
+        change: `after` - `before`; null while pending.
+        provisional: The rating after it is still provisional; null while pending.
+    """
+
+    seat: int
+    status: RewardStatus
+    before: int | None = None
+    after: int | None = None
+    change: int | None = None
+    provisional: bool | None = None
+
+
+def seat_rating_view(seat: int, change: RatingChanged | None) -> SeatRatingView:
+    if change is None:
+        return SeatRatingView(seat=seat, status="pending")
+    return SeatRatingView(
+        seat=seat,
+        status="delivered",
+        before=change.before.points,
+        after=change.after.points,
+        change=change.change,
+        provisional=change.after.provisional,
+    )
+
+
 class GameView(msgspec.Struct, frozen=True, kw_only=True):
     """A game as the caller may see it: their own hand, never another's.
 
@@ -339,6 +375,9 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
         reward: What the game earned you, once an online game you finished with an account
             has ended (getGame, and the move that ends the game); null for a spectator, a
             guest, a seat that left, an abandoned or solo game, and in other responses.
+        ratings: What a rated game did to each rated person's rating, seat by seat, once it
+            has ended (getGame, and the move that ends the game); null for a casual table's
+            game, an abandoned one, and in other responses.
     """
 
     game_id: str
@@ -366,6 +405,7 @@ class GameView(msgspec.Struct, frozen=True, kw_only=True):
     idle_turns_to_end: int
     pot: PotView | None = None
     reward: RewardView | None = None
+    ratings: tuple[SeatRatingView, ...] | None = None
 
 
 def _status(state: GameState, seat_number: int) -> SeatStatus:

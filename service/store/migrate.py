@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +36,69 @@ class MigrationError(RuntimeError):
 
 def _checksum(sql: str) -> str:
     return hashlib.sha256(sql.encode("utf-8")).hexdigest()
+
+
+_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+
+
+def split_statements(sql: str) -> list[str]:
+    """``sql`` cut into its statements at each top-level ``;`` (outside quotes, dollar quotes
+    and comments), each kept as written. On Citus a file runs one statement at a time: Citus
+    sends a distributed table's ALTER to the workers as the whole query string it came in, and
+    a string of several statements cannot be sent that way."""
+    out: list[str] = []
+    start = i = 0
+    n = len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == "-" and sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif ch == "/" and sql.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if sql.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif sql.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif ch in "'\"":
+            backslash = ch == "'" and i > 0 and sql[i - 1] in "eE"
+            i += 1
+            while i < n:
+                if backslash and sql[i] == "\\":
+                    i += 2
+                elif sql[i] == ch:
+                    if i + 1 < n and sql[i + 1] == ch:  # a doubled quote
+                        i += 2
+                    else:
+                        i += 1
+                        break
+                else:
+                    i += 1
+        elif (
+            ch == "$"
+            and (match := _DOLLAR.match(sql, i))
+            and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_"))
+        ):
+            end = sql.find(match[0], match.end())
+            i = n if end < 0 else end + len(match[0])
+        elif ch == ";":
+            out.append(sql[start : i + 1])
+            start = i = i + 1
+        else:
+            i += 1
+    tail = sql[start:]
+    if tail.strip() and _has_code(tail):
+        out.append(tail)
+    return [each for each in out if _has_code(each)]
+
+
+def _has_code(text: str) -> bool:
+    """Whether ``text`` holds more than blanks and comments."""
+    stripped = re.sub(r"(?s)/\*.*?\*/", "", re.sub(r"--[^\n]*", "", text))
+    return bool(stripped.strip(" \t\r\n;"))
 
 
 def migration_files(directory: Path = MIGRATIONS_DIR) -> list[Path]:
@@ -67,6 +131,11 @@ def migrate(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
                 """
             )
             rows = conn.execute("select name, checksum from schema_migrations").fetchall()
+            on_citus = bool(
+                conn.execute(
+                    "select exists (select 1 from pg_extension where extname = 'citus')"
+                ).fetchone()[0]  # type: ignore[index]
+            )
             done: dict[str, str] = {name: checksum for name, checksum in rows}
             for path in files:
                 sql = path.read_text(encoding="utf-8")
@@ -82,7 +151,9 @@ def migrate(url: str, directory: Path = MIGRATIONS_DIR) -> list[str]:
                 log.info("applying migration %s", path.name)
                 try:
                     with conn.transaction():
-                        conn.execute(sql.encode("utf-8"))  # bytes: a file is not a LiteralString
+                        for each in split_statements(sql) if on_citus else [sql]:
+                            # bytes: a file is not a LiteralString
+                            conn.execute(each.encode("utf-8"))
                         conn.execute(
                             "insert into schema_migrations (name, checksum) values (%s, %s)",
                             (path.name, checksum),

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from datetime import datetime
 
 import msgspec
 
@@ -46,6 +47,10 @@ from service.usecases.watching import viewer_seat
 # answers are deterministic, so the last turns' are kept (a game's reuses them, and keeps its).
 ANALYSES_AT_ONCE = 1
 ANALYSES_KEPT = 256
+
+
+# How many of a player's games their export reads from the history at a time.
+PLAYER_GAMES_PAGE = 500
 
 
 class Exports:
@@ -157,6 +162,44 @@ class Exports:
             ),
             table=await self._table_record(state.table_id, game_id),
         )
+
+    async def player_games(
+        self,
+        player_id: str,
+        caller: Player,
+        *,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        most: int | None = None,
+    ) -> AsyncIterator[GameExport]:
+        """Every finished game `player_id` was dealt into, newest first, each as `export_game`
+        gives it: those that ended from `since` (included) to `until` (excluded), `most` of
+        them at most. Another caller gets the online games alone (a solo game is its player's
+        alone). Games dealt before fair deals were recorded have no export and are left out.
+        The games are found here, before the first export is read: the answer can still be a
+        refusal until then, and games ending meanwhile shift nothing."""
+        online_only = caller.player_id != player_id
+        games: list[str] = []
+        while most is None or len(games) < most:
+            page = await self.ctx.ports.members.games_of(
+                player_id,
+                online_only=online_only,
+                since=since,
+                until=until,
+                limit=PLAYER_GAMES_PAGE,
+                offset=len(games),
+            )
+            games += [played.game_id for played in page]
+            if len(page) < PLAYER_GAMES_PAGE:
+                break
+        return self._exports(games[:most] if most is not None else games)
+
+    async def _exports(self, games: Sequence[str]) -> AsyncIterator[GameExport]:
+        for game_id in games:
+            try:
+                yield await self.export_game(game_id)
+            except rule_errors.GameNotOver:  # dealt before fair deals: nothing to audit
+                continue
 
     async def _table_record(self, table_id: str, game_id: str) -> TableRecord | None:
         """The table's events for this game: its game_prepared to its game_opened (None for a

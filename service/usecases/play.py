@@ -38,6 +38,7 @@ from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
 from service.usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 from service.usecases.identity import TOKEN_REFUSED, Player, TokenCheck
+from service.usecases.ratings import seat_ratings
 from service.usecases.repository import Repository
 from service.usecases.retry import STALE, Stale, StreamTurns, until_applied
 from service.usecases.streams import hash_shown
@@ -207,7 +208,8 @@ class Play:
         if state.phase != "ended":
             return view
         pot, reward = await self.deals.money.paid(state, seat)
-        return msgspec.structs.replace(view, pot=pot, reward=reward)
+        ratings = await seat_ratings(self.ctx, self.repository, state)
+        return msgspec.structs.replace(view, pot=pot, reward=reward, ratings=ratings)
 
     async def submit_move(
         self, player: Player, game_id: str, move: PersonMove, *, check: TokenCheck | None = None

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from service.domain.players import rating_changes
 from service.domain.ratings import (
     Mismatch,
     Placing,
@@ -24,8 +25,9 @@ from service.domain.ratings import (
 )
 from service.domain.rules.engine import GameState
 from service.domain.transfers import RateGame
+from service.domain.views import SeatRatingView, seat_rating_view
 from service.store.log import LogCursor
-from service.usecases.context import Context
+from service.usecases.context import Context, stream
 from service.usecases.repository import Repository
 from service.usecases.unit_of_work import UnitOfWork
 
@@ -62,6 +64,35 @@ async def rate(uow: UnitOfWork, transfer: RateGame) -> None:
     await uow.record(transfer.player_id, change)
 
 
+async def seat_ratings(
+    ctx: Context, repository: Repository, game: GameState
+) -> tuple[SeatRatingView, ...] | None:
+    """What an ended rated game did to each rated person's rating, seat by seat (pending
+    while the change is on its way); None for a game no rating comes from."""
+    if game.phase != "ended" or game.end_reason == "abandoned":
+        return None
+    table = await repository.table(game.table_id)
+    if not table.rated or table.mode != "online":
+        return None
+    people = {s.info.player_id: s.number for s in game.seats if s.info.player_id and not s.is_bee}
+    field = places(game, await ctx.ports.accounts.holders(list(people)))
+    if not field:
+        return None
+    out = []
+    for player_id, _ in field:
+        rows = await ctx.store.read_stream(stream("player", player_id))
+        change = next(
+            (
+                c
+                for _, c in rating_changes((r.version, r.type, r.data) for r in rows)
+                if c.game_id == game.game_id
+            ),
+            None,
+        )
+        out.append(seat_rating_view(people[player_id], change))
+    return tuple(sorted(out, key=lambda v: v.seat))
+
+
 @dataclass(kw_only=True)
 class RatingsCheck:
     """What recomputing every rating from the log found: how many people, changes and games,
@@ -81,7 +112,11 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
     games: dict[str, tuple[str, set[tuple[str, int]]]] = {}
     cursor: LogCursor | None = None
     while True:
-        rows = await ctx.store.read_all(after=cursor, limit=1000, stream_prefix="player-")
+        # Every committed row, not only those below the horizon of transactions still running
+        # (anywhere on the server): a check reads what is there, it does not follow the log.
+        rows = await ctx.store.read_all(
+            after=cursor, limit=1000, stream_prefix="player-", horizon=False
+        )
         if not rows:
             break
         cursor = rows[-1].cursor

@@ -1,6 +1,7 @@
 """Paired trials of bee candidates: the same deals, only seat 1 changed (issue 29).
 
     python -m tests.bench.paired --players 4 --games 100 --against mcs expert expert:win
+    python -m tests.bench.paired --report FILE x   # the figures of a run's --json, cut short
 
 Each candidate is a `tests.bench.bees.SEEDED` level, or `level:option` for one of
 `CANDIDATES` below. For every game (deal n, as `make bench-bees` deals it) every candidate
@@ -107,39 +108,14 @@ def paired_interval(a: list[float], b: list[float], seed: int = 29) -> tuple[flo
     return means[int(0.025 * bees.RESAMPLES)], means[int(0.975 * bees.RESAMPLES) - 1]
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("candidates", nargs="+")
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--games", type=int, default=100)
-    parser.add_argument("--first", type=int, default=0, help="the first deal's number")
-    parser.add_argument("--against", default="mcs")
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args(argv)
-    for name in args.candidates:
-        if name in CANDIDATES:
-            bees.SEEDED.setdefault(name, CANDIDATES[name]())
-        elif name.startswith("search:"):
-            bees.SEEDED.setdefault(name, _spec(name))
-        bees.LABEL.setdefault(name, name)
-    results: dict[str, list[dict[str, Any]]] = {c: [] for c in args.candidates}
-    started = time.perf_counter()
-    for n in range(args.first, args.first + args.games):
-        for c in args.candidates:
-            results[c].append(bees.play_one(c, args.against, args.players, n))
-        if (n - args.first + 1) % 10 == 0:
-            line = ", ".join(
-                f"{c} {100 * statistics.fmean(r['share'] for r in results[c]):.1f}%"
-                for c in args.candidates
-            )
-            print(
-                f"{n - args.first + 1} games, {time.perf_counter() - started:.0f} s: {line}",
-                file=sys.stderr,
-                flush=True,
-            )
-    base = args.candidates[0]
-    print(f"seat 1 vs {args.players - 1} {args.against}, {args.games} games from deal {args.first}")
-    for c in args.candidates:
+def report(results: dict[str, list[dict[str, Any]]]) -> None:
+    """Each candidate's figures, and its paired difference from the first, over the games all
+    of them played (a run cut short: those it kept)."""
+    games = min(len(r) for r in results.values())
+    results = {c: r[:games] for c, r in results.items()}
+    print(f"{games} games")
+    base = next(iter(results))
+    for c in results:
         shares = [r["share"] for r in results[c]]
         stings = [float(r["stings"]) for r in results[c]]
         cpu = [ms for r in results[c] for ms in r["cpu1"]]
@@ -161,6 +137,48 @@ def main(argv: list[str] | None = None) -> int:
                 f" stings {fewer:+.2f} [{sl:+.2f}, {sh:+.2f}]"
             )
         print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("candidates", nargs="+")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--first", type=int, default=0, help="the first deal's number")
+    parser.add_argument("--against", default="mcs")
+    parser.add_argument("--json", default=None)
+    parser.add_argument("--report", default=None, help="print the figures of a run's --json")
+    args = parser.parse_args(argv)
+    if args.report:
+        with open(args.report, encoding="utf-8") as f:
+            report(json.load(f))
+        return 0
+    for name in args.candidates:
+        if name in CANDIDATES:
+            bees.SEEDED.setdefault(name, CANDIDATES[name]())
+        elif name.startswith("search:"):
+            bees.SEEDED.setdefault(name, _spec(name))
+        bees.LABEL.setdefault(name, name)
+    results: dict[str, list[dict[str, Any]]] = {c: [] for c in args.candidates}
+    started = time.perf_counter()
+    for n in range(args.first, args.first + args.games):
+        for c in args.candidates:
+            results[c].append(bees.play_one(c, args.against, args.players, n))
+        if (n - args.first + 1) % 10 == 0:
+            if args.json:  # kept as it goes, so a run cut short keeps what it played
+                with open(args.json, "w", encoding="utf-8") as out:
+                    json.dump(results, out)
+            line = ", ".join(
+                f"{c} {100 * statistics.fmean(r['share'] for r in results[c]):.1f}%"
+                for c in args.candidates
+            )
+            print(
+                f"{n - args.first + 1} games, {time.perf_counter() - started:.0f} s: {line}",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(f"seat 1 vs {args.players - 1} {args.against}, {args.games} games from deal {args.first}")
+    report(results)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(results, out)

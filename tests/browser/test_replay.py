@@ -344,3 +344,36 @@ def test_jump_to_turn_keeps_the_turn_shown_and_the_legend_names_the_seat(
     legend = panel.locator(".legend")
     legend.wait_for(timeout=30_000)
     assert "✓ the bee Ada played" in legend.inner_text()
+
+
+def test_every_turn_against_the_bee_shows_what_each_pick_cost_and_goes_to_its_turn(
+    page: Any, rigged_url: str, game: tuple[dict[str, Any], str]
+) -> None:
+    """On a finished game, for Buzz (seat 2): "Every turn against the bee" draws analyseGame's
+    own answer, a bar a turn with its cost, the costliest turns marked and the sum said; a
+    turn's bar shows that turn."""
+    person, gid = game
+    open_replay(page, rigged_url, person, gid)
+    panel = page.get_by_role("region", name="What would the bee have played?")
+    panel.get_by_label("Seat to analyse").select_option("2")
+    panel.get_by_role("button", name="Every turn against the bee").click()
+    shown = panel.locator(".review")
+    shown.wait_for(timeout=60_000)
+    expected = api_get(rigged_url, person, f"/games/{gid}/review?seat=2")
+    assert shown.get_attribute("data-seat") == "2"
+    bars = shown.locator("li.review-turn").evaluate_all(
+        "lis => lis.map(li => [Number(li.dataset.turn), li.dataset.cost === '' ? null :"
+        " Number(li.dataset.cost), li.classList.contains('worst')])"
+    )
+    assert bars == [
+        [t["turn"], t["cost"], t["turn"] in expected["worst"]] for t in expected["turns"]
+    ]
+    said = shown.locator(".review-sum").inner_text()
+    if expected["worst"]:
+        assert f"{expected['cost']:.2f}" in said
+        assert ", ".join(map(str, expected["worst"])) in said
+    else:
+        assert "cost nothing" in said
+    target = expected["worst"][0] if expected["worst"] else 5
+    shown.locator(f"li.review-turn[data-turn='{target}'] button").click()
+    panel.get_by_text(f"at turn {target}").wait_for()

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from service.domain.rules.cards import stings
+from service.domain.rules.levels import LEVELS
 from tests.browser.board import (
     account,
     game_id,
@@ -69,6 +70,11 @@ def test_setup_offers_two_to_eight_players_with_four_preselected(page: Any) -> N
         "expert",
     ]
     assert levels.first.is_checked()  # the default, as the API's
+    # each level with its rating (`make bench-bees`'s fit, from the registry), in the hint too
+    shown = page.locator(".level-choice .level-rating").all_inner_texts()
+    assert shown == [f"{lv.rating.points:,}" for lv in LEVELS.values()]
+    page.get_by_role("radio", name=re.compile("^Expert")).check(force=True)
+    assert f"Rated {LEVELS['expert'].rating.points:,}" in page.locator(".level-hint").inner_text()
 
 
 def test_a_whole_solo_game_by_clicking_to_the_result_then_play_again(

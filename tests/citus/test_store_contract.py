@@ -13,6 +13,8 @@ from tests.store_contract import EventLogContract, PortsContract
 
 
 class TestEventStoreOnCitus(EventLogContract):
+    GLOBAL_ORDER = False
+
     @pytest.fixture
     def log(self, event_store: EventStore) -> EventStore:
         return event_store

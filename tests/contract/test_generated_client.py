@@ -142,6 +142,17 @@ def test_a_generated_client_plays_a_whole_solo_game(api: Generated) -> None:
     assert past.game_id == game_id and past.mode == "solo" and past.rating is None
     assert past.seats == 3 and {o.kind for o in past.others} == {api.models.SeatKind.BEE}
     assert past.you.stings == view.result.scores[0].stings and past.export.endswith("/export")
+    # The NDJSON export of one's games: each line the generated `GameExport`.
+    me = http_json(ada, "/me")
+    bulk = api.op("players", "export_player_games").sync_detailed(me["player_id"], client=ada)
+    assert bulk.status_code == 200, bulk
+    lines = bulk.content.decode().splitlines()
+    [exported] = [api.models.GameExport.from_dict(json.loads(line)) for line in lines]
+    assert exported.game_id == game_id
+
+
+def http_json(client: Any, path: str) -> Any:
+    return client.get_httpx_client().get(path).json()
 
 
 def api_stings(bee: int) -> int:

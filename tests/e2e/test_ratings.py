@@ -5,11 +5,14 @@ database from the log and finds the same numbers."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import uuid
 from typing import Any
 
+from service.domain.audit import audit_document
 from service.domain.ratings import NEW
 from tests.e2e.api_client import Api, play_online_to_the_end
 from tests.e2e.test_coins import member, player_id
@@ -47,13 +50,20 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
         "mu": NEW.mu,
         "sigma": NEW.sigma,
     }
-    await played(anon, people, rated=False)
+    casual = await played(anon, people, rated=False)
     assert (await profile(people[0]))["rating"]["games"] == 0
+    assert casual["ratings"] is None
 
     last = await played(anon, people, rated=True)
     by_seat = {s["seat"]: s["stings"] for s in last["seats"]}
     ratings = [(await profile(people[0], who))["rating"] for who in ids]
     assert all(r["games"] == 1 and r["provisional"] for r in ratings)
+    # The end of the game shows each person's change, seat by seat.
+    ended = await people[1].game(last["game_id"])
+    assert [r["seat"] for r in ended["ratings"]] == [1, 2, 3]
+    for shown, rating in zip(ended["ratings"], ratings, strict=True):
+        assert shown["status"] == "delivered" and shown["before"] == 1500
+        assert shown["after"] == rating["points"] and shown["change"] == rating["points"] - 1500
     # Fewer stings, more points: the winners gain and the last loses (unless all tied).
     ranked = sorted(by_seat, key=lambda seat: by_seat[seat])
     points = [ratings[seat - 1]["points"] for seat in ranked]
@@ -105,3 +115,43 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     assert "every rating is the one the games give" in done.stdout
     changes = int(done.stdout.split(" rating changes")[0].split(", ")[-1])
     assert changes >= 3
+
+
+async def test_a_players_games_export_as_ndjson_each_line_an_audited_game(anon: Api) -> None:
+    ann, ben = await member(anon, "Ann"), await member(anon, "Ben")
+    ann_id, ben_id = await player_id(ann), await player_id(ben)
+    solo = await ann.solo_table(players=2)
+    await ann.play_to_the_end(solo["game"]["game_id"])
+    await played(anon, [ann, ben], rated=True)
+    await played(anon, [ann, ben], rated=False)
+
+    async def export(api: Api, who: str, **params: Any) -> list[dict[str, Any]]:
+        response = await api.client.get(f"/players/{who}/games", params=params, headers=api.headers)
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("application/x-ndjson")
+        assert response.text.endswith("\n") or response.text == ""
+        return [json.loads(line) for line in response.text.splitlines()]
+
+    mine = await export(ann, ann_id)
+    history = (await ann.client.get("/me/history", headers=ann.headers)).json()["games"]
+    assert [g["game_id"] for g in mine] == [g["game_id"] for g in history]  # newest first
+    assert len(mine) == 3 and solo["game"]["game_id"] in {g["game_id"] for g in mine}
+    # Each line is exportGame's document, and the audit passes on it.
+    one = (await ann.client.get(f"/games/{mine[0]['game_id']}/export", headers=ann.headers)).json()
+    assert mine[0] == one
+    for document in mine:
+        report = audit_document(document)
+        assert report.ok, report
+    # Another caller gets the online games alone; `max`, `since` and `until` bound them.
+    theirs = await export(ben, ann_id)
+    assert [g["game_id"] for g in theirs] == [g["game_id"] for g in mine[:2]]
+    assert len(await export(ben, ann_id, max=1)) == 1
+    ended = history[0]["ended_at"]
+    assert [g["game_id"] for g in await export(ann, ann_id, since=ended)] == [mine[0]["game_id"]]
+    assert mine[0]["game_id"] not in {g["game_id"] for g in await export(ann, ann_id, until=ended)}
+    assert await export(ann, ben_id, until="2001-01-01T00:00:00") == []
+    unknown = await ann.client.get(f"/players/{uuid.uuid4()}/games", headers=ann.headers)
+    assert unknown.status_code == 404
+    assert unknown.headers["content-type"].startswith("application/problem+json")
+    bad = await ann.client.get(f"/players/{ann_id}/games?since=yesterday", headers=ann.headers)
+    assert bad.status_code == 400

@@ -3,7 +3,7 @@
 pipelining do, and however late the process runs (issue 28's slow-database fault run: a burst
 request now and then got a reset instead of its answer).
 
-What was found (docs/benchmarks.md, "Fault runs"): the keep-alive timeout and the header
+What was found (docs/benchmarks-history.md, "Fault runs"): the keep-alive timeout and the header
 deadline fired on connections whose next request was already waiting in the socket, unread,
 because the process ran late (short of CPU, or stopped), and closing over unread bytes resets
 the connection. The coalesced writes lost nothing there: with them off, as many requests were

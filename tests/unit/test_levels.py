@@ -29,6 +29,7 @@ def test_the_registry_is_the_stored_type_and_the_default_is_in_it() -> None:
     assert DEFAULT_LEVEL in LEVELS
     for name, entry in LEVELS.items():
         assert entry.name == name and entry.label and entry.description
+        assert entry.rating.low <= entry.rating.points <= entry.rating.high
         assert "\n" not in entry.description and not entry.description.endswith(".")
 
 
@@ -42,6 +43,8 @@ def test_the_api_enum_and_description_come_from_the_registry() -> None:
         assert levels_described() in field["description"]
         for name in get_args(BeeLevel):
             assert f"`{name}`" in field["description"]
+        for lv in LEVELS.values():  # each with its rating and interval
+            assert f"{lv.description} (rated {lv.rating.points:,} [" in field["description"]
 
 
 def test_the_board_offers_the_registry() -> None:
@@ -51,6 +54,9 @@ def test_the_board_offers_the_registry() -> None:
     offered = json.loads(line.removeprefix("export const LEVELS = ").removesuffix(";"))
     assert [o["name"] for o in offered] == list(LEVELS)
     assert [o["description"] for o in offered] == [lv.description for lv in LEVELS.values()]
+    assert [(o["rating"], o["rating_interval"]) for o in offered] == [
+        (lv.rating.points, [lv.rating.low, lv.rating.high]) for lv in LEVELS.values()
+    ]
     assert 'from "./levels.js"' in (ROOT / "service" / "board" / "screens.js").read_text()
     (line,) = [x for x in lines if x.startswith("export const THINKING_LEVELS = ")]
     thinking = json.loads(line.removeprefix("export const THINKING_LEVELS = ").removesuffix(";"))

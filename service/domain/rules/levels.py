@@ -47,6 +47,15 @@ __all__ = [
 Policy = Callable[[BeeView, bytes | None], int]
 
 
+class Rated(NamedTuple):
+    points: int
+    low: int
+    high: int
+
+    def __str__(self) -> str:
+        return f"{self.points:,} [{self.low:,}, {self.high:,}]"
+
+
 class Level(NamedTuple):
     name: BeeLevel
     label: str  # the board's name for it
@@ -58,6 +67,22 @@ class Level(NamedTuple):
     # About the CPU a decision costs, in ms (docs/benchmarks.md, "Bee players"): from
     # `THINKS_LONG_MS` on, its bees think in a worker thread, off the event loop.
     cost_ms: float
+    # Its strength as a rating by the system that rates people (`service.domain.ratings`, a
+    # new person starts at 1,500) with its 95% interval: what `make bench-bees`
+    # (`tests/bench/level_ratings.py`) fitted from the levels' games against each other and
+    # MCS(100), its last run (no person plays in them: it ranks the levels among themselves).
+    rating: Rated
+
+
+# The last fit of `make bench-bees` (`tests/bench/level_ratings.py`, which prints these values;
+# docs/benchmarks.md, "Bee players"): each level's rating [95% interval], from 100 games at 4
+# seats and 30 at 8 of the four levels and MCS(100) (rated 1,422 [1,241, 1,603]), 7 Dec 2026.
+RATINGS = {
+    "easy": Rated(1179, 1005, 1361),
+    "medium": Rated(1238, 1059, 1428),
+    "hard": Rated(1790, 1597, 1957),
+    "expert": Rated(1835, 1663, 2002),
+}
 
 
 def _heuristic(view: BeeView, seed: bytes | None) -> int:
@@ -92,6 +117,7 @@ LEVELS: dict[BeeLevel, Level] = {
             policy=_heuristic,
             seeded=False,
             cost_ms=0.04,
+            rating=RATINGS["easy"],
         ),
         Level(
             name="medium",
@@ -103,6 +129,7 @@ LEVELS: dict[BeeLevel, Level] = {
             policy=_strong,
             seeded=True,
             cost_ms=21.0,  # 44 at 8 players
+            rating=RATINGS["medium"],
         ),
         Level(
             name="hard",
@@ -114,6 +141,7 @@ LEVELS: dict[BeeLevel, Level] = {
             policy=_hard,
             seeded=True,
             cost_ms=30.0,  # 45 at 8 players
+            rating=RATINGS["hard"],
         ),
         Level(
             name="expert",
@@ -126,6 +154,7 @@ LEVELS: dict[BeeLevel, Level] = {
             policy=_expert,
             seeded=True,
             cost_ms=100.0,  # median 85 at 4 players, 105 at 8 (docs/benchmarks.md, "Bee players")
+            rating=RATINGS["expert"],
         ),
     )
 }
@@ -146,7 +175,13 @@ def levels_described() -> str:
     """The levels in one sentence, as the API documents them: "`easy` (the default) …"."""
     offered = "; ".join(
         f"`{lv.name}`{' (the default)' if lv.name == DEFAULT_LEVEL else ''} {lv.description}"
+        f" (rated {lv.rating})"
         for lv in LEVELS.values()
     )
     older = ", ".join(f"`{old}` for `{new}`" for old, new in ALIASES.items())
-    return f"{offered}. Older names, still accepted and recorded as sent: {older}"
+    return (
+        f"{offered}. Older names, still accepted and recorded as sent: {older}. A level's"
+        " rating [95% interval] is fitted by `make bench-bees` with the system that rates"
+        " people (a new player starts at 1,500), from games among the levels and a plain Monte"
+        " Carlo player only, so it ranks the levels against each other"
+    )
