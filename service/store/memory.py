@@ -34,6 +34,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from service.domain import chain
+from service.domain.ratings import Rating
 from service.domain.transfers import TransferUnion
 from service.store.log import (
     ConcurrencyConflict,
@@ -717,6 +718,10 @@ class InMemoryStandings:
 
     async def standing(self, player_id: str) -> Standing | None:
         return self.tables.standings.get(player_id)
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        known = self.tables.standings
+        return {p: known[p].rating for p in player_ids if p in known}
 
     async def public(self, player_id: str) -> PublicStanding | None:
         tables = self.tables
