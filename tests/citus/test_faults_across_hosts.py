@@ -77,7 +77,7 @@ async def test_a_lost_worker_stops_its_games_only_and_loses_nothing(
             table = await player.solo_table(2)
             games.append((player, table["game"]["game_id"], table["table_id"]))
         with psycopg.connect(database_url, autocommit=True) as conn:
-            nodes = dict(conn.execute(_NODES).fetchall())
+            nodes: dict[int, str] = dict(conn.execute(_NODES).fetchall())
             node_of = {
                 gid: nodes[conn.execute(_WORKER_OF, (tid,)).fetchone()[0]]  # type: ignore[index]
                 for _, gid, tid in games
