@@ -4,11 +4,12 @@ code is (tests/problem_codes.py), catches each kind of break."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar, get
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
+from litestar.types import Scope
 
 from service.api import problems
 from service.api.app import create_app
@@ -56,6 +57,7 @@ def test_the_recorder_sees_what_the_app_answers() -> None:
 
 
 def test_a_problem_whose_retry_or_link_is_not_its_codes_is_reported() -> None:
+    scope = cast("Scope", {"type": "http"})
     before = set(problem_codes.MISDESCRIBED)
     good = {
         "type": "urn:swarm:problem:overloaded",
@@ -66,10 +68,10 @@ def test_a_problem_whose_retry_or_link_is_not_its_codes_is_reported() -> None:
         "status": 503,
         "detail": "x",
     }
-    problem_codes._record({"type": "http"}, 503, json.dumps(good).encode())
+    problem_codes._record(scope, 503, json.dumps(good).encode())
     assert before == problem_codes.MISDESCRIBED
     bad = {**good, "retryable": False}
-    problem_codes._record({"type": "http"}, 503, json.dumps(bad).encode())
+    problem_codes._record(scope, 503, json.dumps(bad).encode())
     assert problem_codes.MISDESCRIBED - before == {
         "`overloaded` answered with retryable False, not True"
     }
