@@ -793,4 +793,9 @@ class PortsContract:
         assert await board("rating") == ["Sure", "New"]
         stored = await ports.standings.standing(rated[1])
         assert stored is not None and stored.rating.sigma == 2.0 and stored.rating.games == 80
+        found = await ports.standings.ratings([rated[1], rated[2], new_id("p")])
+        assert found == {
+            rated[1]: stored.rating,
+            rated[2]: Standing(player_id="x", name="x").rating,
+        }
         assert len(await ports.standings.leaderboard("xp", 2, 1)) <= 2

@@ -17,12 +17,11 @@ from service.domain.rules.events import BeeLevel, ClockSettings, EndReason, Seat
 from service.domain.table_events import TableMode
 from service.domain.tables import TableStatus
 from service.domain.views import GameView, ViewPhase, view_phase
-from service.store.rows import ListedTable
 from service.usecases.my_games import HistoryKind, Seated
 from service.usecases.my_games import PastGame as PastGameRecord
 from service.usecases.my_games import PastSeat as PastSeatRecord
 from service.usecases.profiles import LeaderboardOrder, OwnRecord, PlayerRecord, Record
-from service.usecases.tables import TableSeen
+from service.usecases.tables import Listed, TableSeen
 
 # --- a table -----------------------------------------------------------------------------------
 
@@ -140,6 +139,9 @@ class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
         status: `open`, `playing` or `between_games`.
         opened_at: When the table opened (UTC).
         bee_levels: Each bee seat's level, in seat order.
+        rated: Its games change ratings (false: a casual table).
+        average_rating: The average rating (points) of the people with accounts seated
+            there; null when there is none.
     """
 
     table_id: str
@@ -151,6 +153,8 @@ class LobbyEntry(msgspec.Struct, frozen=True, kw_only=True):
     status: TableStatus
     opened_at: datetime
     bee_levels: tuple[BeeLevel, ...] = ()
+    rated: bool = False
+    average_rating: int | None = None
 
 
 class LobbyPage(msgspec.Struct):
@@ -169,7 +173,7 @@ class LobbyPage(msgspec.Struct):
     next_offset: int | None
 
 
-def lobby_page(listed: Sequence[ListedTable], limit: int, offset: int) -> LobbyPage:
+def lobby_page(rows: Sequence[Listed], limit: int, offset: int) -> LobbyPage:
     """A page of the lobby, from its rows read with one more than `limit`."""
     return LobbyPage(
         tables=[
@@ -183,12 +187,15 @@ def lobby_page(listed: Sequence[ListedTable], limit: int, offset: int) -> LobbyP
                 status=t.listing.status,
                 opened_at=t.opened_at,
                 bee_levels=t.listing.bee_levels,
+                rated=row.rated,
+                average_rating=row.average_rating,
             )
-            for t in listed[:limit]
+            for row in rows[:limit]
+            for t in (row.listed,)
         ],
         limit=limit,
         offset=offset,
-        next_offset=next_offset(listed, limit, offset),
+        next_offset=next_offset(rows, limit, offset),
     )
 
 

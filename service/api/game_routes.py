@@ -10,7 +10,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.datastructures import State
 from litestar.exceptions import ValidationException
 from litestar.params import JSONBody, QueryParameter
-from litestar.response import ServerSentEvent
+from litestar.response import Stream
 
 from service.api.bodies import (
     HASH_PATTERN,
@@ -46,7 +46,7 @@ from service.api.sse import (
     LastEventId,
     StreamAfter,
     Ticket,
-    server_sent,
+    live,
     stream_responses,
     stream_start,
     ticket_out,
@@ -319,7 +319,7 @@ class GameController(Controller):
         after: StreamAfter = None,
         last_event_id: LastEventId = None,
         ticket: Ticket = None,
-    ) -> ServerSentEvent:
+    ) -> Stream:
         """Follow the game live: every event after `after` (or `Last-Event-ID`), as
         listGameEvents shows it, then each new one as it is recorded, by any server instance.
         Resume after a disconnect with the last `id` received: nothing is lost or repeated.
@@ -332,4 +332,4 @@ class GameController(Controller):
         )
         log.info("stream opened", game_id=str(game_id), after=start)
 
-        return server_sent(events)
+        return live(request, events)

@@ -480,10 +480,10 @@ def stream_messages(components: dict[str, Any]) -> None:
     for union, message in STREAM_MESSAGES.items():
         operation = "streamGameEvents" if union == "VisibleEvent" else "streamTableEvents"
         components[message] = {
-            "description": f"One message of {operation}, as its three SSE fields: `id: <id>`, "
-            "`event: <event>` and `data: <data as one line of JSON>`, then a blank line. "
-            "Comment lines (`: heartbeat`) carry nothing; a `retry:` line asks to reconnect "
-            "after that many milliseconds.",
+            "description": f"One message of {operation}: a line of its NDJSON form "
+            "(`Accept: application/x-ndjson`), and the three fields of its Server-Sent Events "
+            "form decoded (`id: <id>`, `event: <event>`, `data: <data as one line of JSON>`, "
+            "then a blank line; comment lines (`: heartbeat`) carry nothing).",
             "type": "object",
             "properties": {
                 "id": {
@@ -497,6 +497,49 @@ def stream_messages(components: dict[str, Any]) -> None:
             },
             "required": ["id", "event", "data"],
         }
+
+
+def server_sent_events(union: str) -> dict[str, Any]:
+    """The `text/event-stream` form. In OpenAPI 3.1, which this document is, an event stream's
+    `schema` is one event (3.2 calls it `itemSchema`, which 3.1 validators refuse): its fields
+    as the text they are (`id` the version's digits, `data` a line of JSON whose schema
+    `contentSchema` gives), as schemathesis reads each event."""
+    return {
+        "schema": {
+            "type": "object",
+            "description": "One message (heartbeat comments are not messages).",
+            "properties": {
+                "id": {
+                    "type": "string",
+                    "pattern": "^[1-9][0-9]{0,9}$",
+                    "description": "The event's version: send it back as `Last-Event-ID`.",
+                },
+                "event": {"type": "string", "description": "The event's type (`data.type`)."},
+                "data": {
+                    "type": "string",
+                    "description": "The event, as one line of JSON.",
+                    "contentMediaType": "application/json",
+                    "contentSchema": {"$ref": REF.format(name=union)},
+                },
+            },
+            "required": ["id", "event", "data"],
+        },
+        "x-event-data-schema": {"$ref": REF.format(name=union)},
+    }
+
+
+def ndjson_lines(message: str) -> dict[str, Any]:
+    """The `application/x-ndjson` form (`Accept: application/x-ndjson`): one `message` a line,
+    as JSON; an empty line is a heartbeat. `schema` is the body, text; `x-item-schema` each
+    line (OpenAPI 3.2's `itemSchema`, not a 3.1 field), the component a client decodes it with."""
+    return {
+        "schema": {
+            "type": "string",
+            "description": f"Newline-delimited JSON: each non-empty line is a `{message}`.",
+            "contentMediaType": "application/x-ndjson",
+        },
+        "x-item-schema": {"$ref": REF.format(name=message)},
+    }
 
 
 def _replace_inline(node: Any, inline: dict[str, Any], ref: dict[str, str]) -> Any:
@@ -874,21 +917,8 @@ def refine(app: Litestar, generated: dict[str, Any]) -> dict[str, Any]:
                 }
             if "text/event-stream" in content:
                 union = "VisibleEvent" if op_id == "streamGameEvents" else "TableLogEntry"
-                message = STREAM_MESSAGES[union]
-                content["text/event-stream"]["schema"] = {
-                    "type": "string",
-                    "description": f"Server-Sent Events: each message is a `{message}`, framed "
-                    "as the response's description says.",
-                    # JSON Schema's description of what the text holds once decoded.
-                    "contentMediaType": "text/event-stream",
-                    "contentSchema": {
-                        "type": "array",
-                        "items": {"$ref": REF.format(name=message)},
-                    },
-                }
-                content["text/event-stream"]["x-event-data-schema"] = {
-                    "$ref": REF.format(name=union)
-                }
+                content["text/event-stream"] = server_sent_events(union)
+                content["application/x-ndjson"] = ndjson_lines(STREAM_MESSAGES[union])
             if op_id in LINKS and key in ("200", "201"):
                 response["links"] = LINKS[op_id]
         operation["responses"] = dict(sorted(responses.items()))

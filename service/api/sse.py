@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
+from litestar import Request
 from litestar.exceptions import ValidationException
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
-from litestar.response import ServerSentEvent, ServerSentEventMessage
+from litestar.response import ServerSentEvent, ServerSentEventMessage, Stream
 
 from service.api.bodies import StreamTicketOut
 from service.api.envelopes import entry, entry_type
@@ -33,10 +34,18 @@ SSE_FORMAT = (
     "or expires; a reconnect is then refused with 401, which makes an EventSource stop."
 )
 
+NDJSON_FORMAT = (
+    " Or as NDJSON (`Accept: application/x-ndjson`): the same messages, each one line of JSON "
+    "(`{id, event, data}`, the schema named below), with the same resume rules (`after`, or "
+    "`Last-Event-ID` with the last `id`); an empty line is the heartbeat. Any HTTP client "
+    "reads it with a line split."
+)
+
 STREAM_DESCRIPTION = (
     "A Server-Sent Events stream (`text/event-stream`) of the game's log, with the same "
     "redaction as listGameEvents (schema `VisibleEvent`). "
     + SSE_FORMAT
+    + NDJSON_FORMAT
     + " The stream ends after `game_ended` and the `deal_revealed` written with it: close "
     "the EventSource then, or it reconnects to an empty stream."
 )
@@ -46,6 +55,7 @@ TABLE_STREAM_DESCRIPTION = (
     "`TableLogEntry`): seats taken and freed, host changes, each game prepared, opened (its "
     "`game_id` is in `data`) and finished, pots, and the table closing. "
     + SSE_FORMAT
+    + NDJSON_FORMAT
     + " The stream ends after `table_closed`."
 )
 
@@ -102,6 +112,18 @@ def stream_responses(description: str) -> dict[int, ResponseSpec]:
     }
 
 
+EVENT_STREAM = "text/event-stream"
+NDJSON = "application/x-ndjson"
+
+
+def live(request: Request[Any, Any, Any], events: AsyncIterator[LogItem | None]) -> Stream:
+    """The stream in the form the client asks for: Server-Sent Events, or NDJSON when its
+    `Accept` prefers `application/x-ndjson` (the same messages, one JSON object a line)."""
+    if request.accept.best_match([EVENT_STREAM, NDJSON], default=EVENT_STREAM) == NDJSON:
+        return ndjson(events)
+    return server_sent(events)
+
+
 def server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         async for event in events:
@@ -109,6 +131,26 @@ def server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:
 
     # `no-store`, as every answer and as the document says (Litestar's default is no-cache).
     return ServerSentEvent(messages(), headers={"Cache-Control": "no-store"})
+
+
+def ndjson(events: AsyncIterator[LogItem | None]) -> Stream:
+    """Each message as one line of JSON, `{"id", "event", "data"}` (the SSE message's fields,
+    `data` the event itself); an empty line is the heartbeat."""
+
+    async def lines() -> AsyncIterator[bytes]:
+        async for item in events:
+            if item is None:
+                yield b"\n"
+                continue
+            event = entry(item)
+            message = {"id": event.version, "event": entry_type(event), "data": event}
+            yield _EVENT_ENCODER.encode(message) + b"\n"
+
+    return Stream(
+        lines(),
+        media_type=NDJSON,
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 def _sse_message(item: LogItem | None) -> ServerSentEventMessage:

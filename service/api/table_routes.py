@@ -12,7 +12,7 @@ import structlog
 from litestar import Controller, Request, get, post
 from litestar.datastructures import State
 from litestar.params import JSONBody, QueryParameter
-from litestar.response import ServerSentEvent
+from litestar.response import Stream
 
 from service.api.answers import LobbyPage, TableView, lobby_page, table_view
 from service.api.bodies import (
@@ -45,7 +45,7 @@ from service.api.sse import (
     LastEventId,
     StreamAfter,
     Ticket,
-    server_sent,
+    live,
     stream_responses,
     stream_start,
     ticket_out,
@@ -420,7 +420,7 @@ class TableController(Controller):
         after: StreamAfter = None,
         last_event_id: LastEventId = None,
         ticket: Ticket = None,
-    ) -> ServerSentEvent:
+    ) -> Stream:
         """Follow a table live: seats taken and freed, host changes, each game opened (its id
         is in the event) and finished, and the table closing. Anyone may follow an online
         table; a solo table only its player."""
@@ -431,4 +431,4 @@ class TableController(Controller):
         )
         log.info("stream opened", table_id=str(table_id), after=start)
 
-        return server_sent(events)
+        return live(request, events)

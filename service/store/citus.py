@@ -6,19 +6,23 @@ one ``jsonb`` value, built here. Citus delegates the call, by its key argument, 
 that holds the shard, where the whole append runs as one local transaction: one round trip, one
 shard (a *router* execution in `citus_stat_counters`).
 
-The shard key is a table's id for the table's streams, its games' streams and every row written
-with them; a person's id for that person's streams and rows (`shard_of`). An append whose
-streams or rows are not all on one shard (a sign-up's bearer token, say, sharded by its hash)
-runs the same function inside a transaction on the coordinator instead, each of its statements
-routed to its own shard; the service appends that way only where test_shard_boundaries.py lets
-it, never for a table's or a game's.
+Every stream's shard key is the id in its name (`shard_of`): a table's id, a person's, a game's.
+A game's id is drawn so that it hashes to its table's shard (`Layout.colocated_id`, with
+PostgreSQL's own text hash, `hashtext`), so a table, its games and every row written with them
+(keyed by the table's or the game's id) share a shard, and a game is read by its id alone on
+that one shard. An append whose streams or rows are not all on one shard (a sign-up's bearer
+token, sharded by its hash) runs the same function inside a transaction on the coordinator
+instead, each statement routed to its own shard; the service appends that way only where
+test_shard_boundaries.py lets it, never for a table's or a game's.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+import uuid
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -26,7 +30,7 @@ import msgspec
 
 from service.store import projections
 from service.store.pool import Pool
-from service.store.rows import DealSecret, Row, Timer
+from service.store.rows import DealSecret, GamesPlayed, Row, Timer
 
 Statement = tuple[str, tuple[Any, ...]]
 
@@ -38,6 +42,38 @@ STREAM_HEADS = """
 select distinct on (stream) stream, version, hash, chain
 from events where shard_key = $2 and stream = any($1::text[])
 order by stream, version desc
+"""
+
+# The reads of events.py with each stream's shard key (`shard_of`, the last argument): each on
+# its one shard, so a stream whose worker answers is read while another worker is away.
+READ_STREAM = """
+select position, stream, version, type, data::text, metadata::text, recorded_at, hash, chain
+  from events
+ where shard_key = $4 and stream = $1 and version > $2 and ($3::integer is null or version <= $3)
+ order by version
+"""
+STREAM_ARRAY = """
+select coalesce('[' || string_agg(e.data::text, ',' order by e.version) || ']', '[]'),
+       h.version, h.hash, h.chain
+  from (select version, hash, chain from events where shard_key = $4 and stream = $1
+         order by version desc limit 1) as h
+  left join events as e
+    on e.shard_key = $4 and e.stream = $1 and e.version > $2
+   and ($3::integer is null or e.version <= $3)
+ group by h.version, h.hash, h.chain
+"""
+STREAM_VERSION = "select coalesce(max(version), 0) from events where shard_key = $2 and stream = $1"
+COMMAND_VERSION = """
+select version from processed_commands where shard_key = $3 and stream = $1 and command_id = $2
+"""
+SERVER_SEEDS = """
+select game_id, server_seed from deal_secrets
+ where shard_key = any($1::text[]) and game_id = any($1::text[])
+"""
+RACE_FACTS = """
+select (select version from processed_commands
+         where shard_key = $4 and stream = $1 and command_id = $2),
+       (select coalesce(max(version), 0) from events where shard_key = $5 and stream = $3)
 """
 
 # The tables hashed by the shard key, whose key is each of their statements' first argument
@@ -52,45 +88,139 @@ _BY_SHARD_KEY = frozenset(
         "wallets",
         "player_stats",
         "stake_holds",
+        "player_games",
     }
 )
 _TABLE = re.compile(r"(?is)^\s*(?:insert\s+into|update|delete\s+from)\s+([a-z_]+)")
 # A shard's constraint carries its shard id (events_stream_version_key_102008).
 _SHARD_SUFFIX = re.compile(r"_\d{6,}$")
 
-_SECRET_INSERT = "insert into deal_secrets (table_id, game_id, server_seed) values ($1, $2, $3)"
+_SECRET_INSERT = "insert into deal_secrets (shard_key, game_id, server_seed) values ($1, $1, $2)"
+_PLAYED_INSERT = """
+insert into player_games (game_id, player_id, table_id, mode, rated)
+select $1, p, $3, $4, $5 from unnest($2::text[]) as p
+on conflict do nothing
+"""
 _TIMER_INSERT = (
-    "insert into timers (table_id, game_id, deadline) values ($1, $2, $3) on conflict do nothing"
+    "insert into timers (shard_key, game_id, deadline) values ($1, $1, $2) on conflict do nothing"
 )
 
 
-_DETECTED: weakref.WeakKeyDictionary[Pool, bool] = weakref.WeakKeyDictionary()
+_RANGES = """
+select shardminvalue::integer, shardmaxvalue::integer from pg_dist_shard
+ where logicalrelid = 'events'::regclass order by 1
+"""
+
+_M = 0xFFFFFFFF
 
 
-async def detect(pool: Pool) -> bool:
-    """Whether ``pool``'s database has the citus extension: asked once per pool."""
-    known = _DETECTED.get(pool)
+def _rot(x: int, k: int) -> int:
+    return ((x << k) | (x >> (32 - k))) & _M
+
+
+def hashtext(key: str) -> int:
+    """PostgreSQL's `hashtext` of ``key`` (its `hash_bytes`, Bob Jenkins' lookup3, on the UTF-8
+    bytes), as the signed 32-bit value Citus places in a shard's range (`worker_hash`)."""
+    k = key.encode("utf-8")
+    n = len(k)
+    a = b = c = (0x9E3779B9 + n + 3923095) & _M
+    i = 0
+    while n >= 12:
+        a = (a + int.from_bytes(k[i : i + 4], "little")) & _M
+        b = (b + int.from_bytes(k[i + 4 : i + 8], "little")) & _M
+        c = (c + int.from_bytes(k[i + 8 : i + 12], "little")) & _M
+        a = (a - c) & _M ^ _rot(c, 4)
+        c = (c + b) & _M
+        b = (b - a) & _M ^ _rot(a, 6)
+        a = (a + c) & _M
+        c = (c - b) & _M ^ _rot(b, 8)
+        b = (b + a) & _M
+        a = (a - c) & _M ^ _rot(c, 16)
+        c = (c + b) & _M
+        b = (b - a) & _M ^ _rot(a, 19)
+        a = (a + c) & _M
+        c = (c - b) & _M ^ _rot(b, 4)
+        b = (b + a) & _M
+        i, n = i + 12, n - 12
+    tail = k[i:]
+    if n >= 9:
+        c = (c + (int.from_bytes(tail[8:11], "little") << 8)) & _M
+    if n >= 5:
+        b = (b + int.from_bytes(tail[4 : min(n, 8)], "little")) & _M
+    if n >= 1:
+        a = (a + int.from_bytes(tail[0 : min(n, 4)], "little")) & _M
+    c = ((c ^ b) - _rot(b, 14)) & _M
+    a = ((a ^ c) - _rot(c, 11)) & _M
+    b = ((b ^ a) - _rot(a, 25)) & _M
+    c = ((c ^ b) - _rot(b, 16)) & _M
+    a = ((a ^ c) - _rot(c, 4)) & _M
+    b = ((b ^ a) - _rot(a, 14)) & _M
+    c = ((c ^ b) - _rot(b, 24)) & _M
+    return c - (1 << 32) if c & 0x80000000 else c
+
+
+class Layout:
+    """Whether a database is Citus, and the hash ranges of its shards (fixed when the tables
+    were distributed: moving shards between workers keeps them)."""
+
+    def __init__(self, on_citus: bool, ranges: Sequence[tuple[int, int]] = ()) -> None:
+        self.on_citus = on_citus
+        self._lows = [low for low, _ in ranges]
+
+    def shard(self, key: str) -> int:
+        """The index of the shard ``key`` hashes to."""
+        return bisect.bisect_right(self._lows, hashtext(key)) - 1
+
+    def colocated_id(self, key: str) -> str:
+        """A fresh uuid whose shard is ``key``'s (any fresh uuid off Citus): about as many
+        draws as there are shards."""
+        if not self.on_citus or not self._lows:
+            return str(uuid.uuid4())
+        target = self.shard(key)
+        while True:
+            candidate = str(uuid.uuid4())
+            if self.shard(candidate) == target:
+                return candidate
+
+
+_LAYOUTS: weakref.WeakKeyDictionary[Pool, Layout] = weakref.WeakKeyDictionary()
+
+
+async def layout(pool: Pool) -> Layout:
+    """``pool``'s database's `Layout`: asked once per pool."""
+    known = _LAYOUTS.get(pool)
     if known is None:
-        known = _DETECTED[pool] = bool(await pool.fetchval(DETECT))
+        if await pool.fetchval(DETECT):
+            known = Layout(True, [(r[0], r[1]) for r in await pool.fetch(_RANGES)])
+        else:
+            known = Layout(False)
+        _LAYOUTS[pool] = known
     return known
 
 
-def shard_of(stream: str, shard: str | None) -> str:
-    """A stream's shard key: the one its append names (a game's: its table's id), else the id
-    in its name (``table-<id>``, ``player-<id>``, ``wallet-<id>``)."""
-    if shard:
-        return shard
+async def detect(pool: Pool) -> bool:
+    """Whether ``pool``'s database has the citus extension (migration 0018)."""
+    return (await layout(pool)).on_citus
+
+
+def shard_of(stream: str) -> str:
+    """A stream's shard key: the id in its name (``table-<id>``, ``game-<id>``,
+    ``player-<id>``, ``wallet-<id>``)."""
     _, _, ident = stream.partition("-")
     return ident or stream
 
 
 def statements(row: Row) -> tuple[Statement, ...]:
-    """`projections.statements`, with the shard key where Citus needs one the plain schema has
-    not: a game's timers and secret carry their table's id."""
+    """`projections.statements`, with the shard key where the plain schema has none: a game's
+    timers and secret are keyed by the game's id (migration 0019)."""
     if isinstance(row, Timer):
-        return ((_TIMER_INSERT, (row.table_id or row.game_id, row.game_id, row.deadline)),)
+        return ((_TIMER_INSERT, (row.game_id, row.deadline)),)
     if isinstance(row, DealSecret):
-        return ((_SECRET_INSERT, (row.table_id or row.game_id, row.game_id, row.server_seed)),)
+        return ((_SECRET_INSERT, (row.game_id, row.server_seed)),)
+    if isinstance(row, GamesPlayed):  # by its game (0020): on the game's table's shard
+        return (
+            (_PLAYED_INSERT, (row.game_id, list(row.people), row.table_id, row.mode, row.rated)),
+        )
     return tuple(
         (sql.replace(_UPDATED_NOW, _UPDATED_EXCLUDED), args)
         for sql, args in projections.statements(row)
@@ -115,10 +245,16 @@ _UPDATED_NOW = "updated_at = now()"
 _UPDATED_EXCLUDED = "updated_at = excluded.updated_at"
 
 
-def on_shard(sql: str, args: Sequence[Any], key: str) -> bool:
-    """Whether the statement writes only rows of the shard of ``key``."""
+def on_shard(sql: str, args: Sequence[Any], shard: int, where: Layout) -> bool:
+    """Whether the statement writes only rows of shard number ``shard``."""
     match = _TABLE.match(sql)
-    return match is not None and match[1] in _BY_SHARD_KEY and bool(args) and args[0] == key
+    return (
+        match is not None
+        and match[1] in _BY_SHARD_KEY
+        and bool(args)
+        and isinstance(args[0], str)
+        and where.shard(args[0]) == shard
+    )
 
 
 def literal(value: Any) -> str | None:
@@ -217,9 +353,3 @@ def recorded(text: str) -> list[tuple[Any, ...]]:
         (position, stream, version, type_, data, meta, at, bytes.fromhex(digest), scheme)
         for position, stream, version, type_, data, meta, at, digest, scheme in _RESULT.decode(text)
     ]
-
-
-def by_stream(shards: Mapping[str, str]) -> str | None:
-    """The one shard key of an append's streams, or None when they span several."""
-    keys = set(shards.values())
-    return next(iter(keys)) if len(keys) == 1 else None

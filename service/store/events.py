@@ -316,6 +316,10 @@ class EventStore:
             self._citus = await citus.detect(self._pool)
         return self._citus
 
+    async def colocated_id(self, key: str) -> str:
+        """`port.EventLog.colocated_id`: on Citus, a fresh id on the shard of ``key``."""
+        return (await citus.layout(self._pool)).colocated_id(key)
+
     async def append(
         self,
         *appends: StreamAppend,
@@ -487,9 +491,13 @@ class EventStore:
         query of its own (the token's shard is not the append's), then the append as one call
         of `append_to_shard`, delegated to the shard's worker when everything in it is on one
         shard, else inside a transaction on the coordinator."""
-        shards = {a.stream: citus.shard_of(a.stream, a.shard) for a in appends}
-        key = citus.by_stream(shards)
-        local = key is not None and all(citus.on_shard(sql, args, key) for sql, args in also)
+        where = await citus.layout(self._pool)
+        shards = {a.stream: citus.shard_of(a.stream) for a in appends}
+        routing = shards[appends[0].stream]
+        home = where.shard(routing)
+        local = all(where.shard(k) == home for k in shards.values()) and all(
+            citus.on_shard(sql, args, home, where) for sql, args in also
+        )
         async with self._pool.acquire() as conn:
             if guard is not None:
                 try:
@@ -512,7 +520,6 @@ class EventStore:
                     else (command[0], command[1], command_version, shards[command[0]]),
                     also,
                 )
-                routing = key if key is not None else shards[appends[0].stream]
                 try:
                     if local:
                         answer = await conn.fetchval(citus.APPEND, routing, batch)
@@ -562,7 +569,7 @@ class EventStore:
                 by_key: dict[str, list[str]] = {}
                 for a in appends:
                     if a.stream in missing:
-                        by_key.setdefault(citus.shard_of(a.stream, a.shard), []).append(a.stream)
+                        by_key.setdefault(citus.shard_of(a.stream), []).append(a.stream)
                 found = [
                     row
                     for key, streams in by_key.items()
@@ -604,7 +611,14 @@ class EventStore:
             # back; look the facts up on the same connection (a second one from the pool could
             # deadlock a saturated pool).
             stream, expected = self._first_conflict(appends, exc)
-            facts = await conn.fetchrow(_RACE_FACTS, *(command or (None, None)), stream)
+            if await self.on_citus():
+                cmd_stream, cmd_id = command or (None, None)
+                cmd_key = None if cmd_stream is None else citus.shard_of(cmd_stream)
+                facts = await conn.fetchrow(
+                    citus.RACE_FACTS, cmd_stream, cmd_id, stream, cmd_key, citus.shard_of(stream)
+                )
+            else:
+                facts = await conn.fetchrow(_RACE_FACTS, *(command or (None, None)), stream)
             done: int | None = facts[0] if facts is not None else None
             now: int = facts[1] if facts is not None else 0
             if command is not None and (done is not None or name == _COMMANDS_PKEY):
@@ -632,14 +646,19 @@ class EventStore:
         self, stream: str, *, after_version: int = 0, up_to_version: int | None = None
     ) -> list[RecordedEvent]:
         """Events of ``stream`` with ``after_version < version <= up_to_version``, in order."""
-        rows = await self._pool.fetch(
-            f"select {_COLUMNS} from events"
-            " where stream = $1 and version > $2 and ($3::integer is null or version <= $3)"
-            " order by version",
-            stream,
-            after_version,
-            up_to_version,
-        )
+        if await self.on_citus():
+            rows = await self._pool.fetch(
+                citus.READ_STREAM, stream, after_version, up_to_version, citus.shard_of(stream)
+            )
+        else:
+            rows = await self._pool.fetch(
+                f"select {_COLUMNS} from events"
+                " where stream = $1 and version > $2 and ($3::integer is null or version <= $3)"
+                " order by version",
+                stream,
+                after_version,
+                up_to_version,
+            )
         events = [_to_event(r) for r in rows]
         if events:
             self._heads.saw(stream, events[-1].version, events[-1].hash, events[-1].chain)
@@ -657,7 +676,12 @@ class EventStore:
         array (e.g. ``msgspec.json.Decoder(list[Event]).decode``): one row over the wire and
         one decoder call, instead of a record, a ``RecordedEvent`` and a decode per event.
         For rebuilding state, which needs nothing else."""
-        row = await self._pool.fetchrow(_STREAM_ARRAY, stream, after_version, up_to_version)
+        if await self.on_citus():
+            row = await self._pool.fetchrow(
+                citus.STREAM_ARRAY, stream, after_version, up_to_version, citus.shard_of(stream)
+            )
+        else:
+            row = await self._pool.fetchrow(_STREAM_ARRAY, stream, after_version, up_to_version)
         if row is None:
             return []
         if row[2] is not None:
@@ -694,7 +718,8 @@ class EventStore:
         for e in events:
             if kind == "table" and chain.HIDDEN["table"].get(e.type):
                 games.add(str(msgspec.json.decode(e.data).get("game_id")))
-        rows = await self._pool.fetch(_SERVER_SEEDS, sorted(games)) if games else []
+        seeds = citus.SERVER_SEEDS if await self.on_citus() else _SERVER_SEEDS
+        rows = await self._pool.fetch(seeds, sorted(games)) if games else []
         return {game_id: chain.seal_key(game_id, bytes(seed)) for game_id, seed in rows}
 
     async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
@@ -711,11 +736,20 @@ class EventStore:
 
     async def stream_version(self, stream: str) -> int:
         """The stream's current version; 0 when it has no events."""
+        if await self.on_citus():
+            return int(
+                await self._pool.fetchval(citus.STREAM_VERSION, stream, citus.shard_of(stream))
+            )
         return int(await self._pool.fetchval(_STREAM_VERSION, stream))
 
     async def command_version(self, stream: str, command_id: str) -> int | None:
         """The stream version that command produced, or None if it was never processed."""
-        version = await self._pool.fetchval(_COMMAND_VERSION, stream, command_id)
+        if await self.on_citus():
+            version = await self._pool.fetchval(
+                citus.COMMAND_VERSION, stream, command_id, citus.shard_of(stream)
+            )
+        else:
+            version = await self._pool.fetchval(_COMMAND_VERSION, stream, command_id)
         return None if version is None else int(version)
 
     async def read_all(

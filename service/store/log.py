@@ -38,9 +38,6 @@ class StreamAppend(msgspec.Struct, frozen=True):
     # The seal keys (`chain.seal_key`, by game id) of the games whose hidden values these events
     # hold: a game stream's own, and the games a table's seed events seed (chain v2).
     seal_keys: Mapping[str, bytes] = {}
-    # The shard key on Citus (`service.store.citus.shard_of`): a game stream's is its table's
-    # id; by default the id in the stream's name.
-    shard: str | None = None
 
 
 class LogCursor(msgspec.Struct, frozen=True, order=True):

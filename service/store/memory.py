@@ -24,6 +24,7 @@ store's `clock`; give it the use cases' fake clock to drive the relay and the sw
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from typing import Any, Literal, TypeVar
 import msgspec
 
 from service.domain import chain
+from service.domain.ratings import Rating
 from service.domain.transfers import TransferUnion
 from service.store.log import (
     ConcurrencyConflict,
@@ -348,6 +350,9 @@ class InMemoryEventStore:
             stream, after_version=after_version, up_to_version=up_to_version
         )
         return decode("[" + ",".join(e.data.decode("utf-8") for e in window) + "]")
+
+    async def colocated_id(self, key: str) -> str:
+        return str(uuid.uuid4())  # one node: every id is beside every other
 
     async def verify_stream(
         self,
@@ -713,6 +718,10 @@ class InMemoryStandings:
 
     async def standing(self, player_id: str) -> Standing | None:
         return self.tables.standings.get(player_id)
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        known = self.tables.standings
+        return {p: known[p].rating for p in player_ids if p in known}
 
     async def public(self, player_id: str) -> PublicStanding | None:
         tables = self.tables

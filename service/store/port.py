@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, TypeVar
 
 from service.domain import chain
+from service.domain.ratings import Rating
 from service.domain.transfers import TransferUnion
 from service.store.log import LogCursor, RecordedEvent, StreamAppend
 from service.store.rows import (
@@ -92,6 +93,11 @@ class EventLog(Protocol):
     ) -> chain.ChainVerdict: ...
 
     async def stream_version(self, stream: str) -> int: ...
+
+    async def colocated_id(self, key: str) -> str:
+        """A fresh id (a uuid) whose stream shares the shard of the stream ``key`` names, on a
+        store that shards (Citus: a game's id beside its table's); any fresh uuid elsewhere."""
+        ...
 
     async def head_link(self, stream: str, version: int) -> tuple[bytes, int] | None:
         """The hash of event `version` of `stream` and its chain version (None when there is
@@ -312,6 +318,10 @@ class Standings(Protocol):
     async def coins(self, player_id: str) -> WalletBalance | None: ...
 
     async def standing(self, player_id: str) -> Standing | None: ...
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        """The ratings of those of `player_ids` who have a record (people with accounts)."""
+        ...
 
     async def public(self, player_id: str) -> PublicStanding | None:
         """A person's record with the name others see (the account's, the record's, or the

@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
+from service.domain.ratings import Rating
 from service.store.pool import Pool
 from service.store.rows import (
     ListedTable,
@@ -110,6 +112,10 @@ _STATS = """
 select name, games_played, games_won, xp, badges, rating_mu, rating_sigma, rated_games
   from player_stats where player_id = $1
 """
+_RATINGS = """
+select player_id, rating_mu, rating_sigma, rated_games from player_stats
+ where player_id = any($1::text[])
+"""
 _PUBLIC_PLAYER = """
 select coalesce(a.name, s.name,
                 (select t.name from access_tokens t where t.player_id = $1
@@ -177,6 +183,10 @@ class StoredStandings:
             rating_sigma=row[6],
             rated_games=row[7],
         )
+
+    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+        rows = await self._pool.fetch(_RATINGS, list(player_ids))
+        return {r[0]: Rating(mu=r[1], sigma=r[2], games=r[3]) for r in rows}
 
     async def public(self, player_id: str) -> PublicStanding | None:
         row = await self._pool.fetchrow(_PUBLIC_PLAYER, player_id)

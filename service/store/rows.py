@@ -32,7 +32,6 @@ class DealSecret(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     server_seed: bytes
-    table_id: str = ""  # its table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class Timer(Row, frozen=True, kw_only=True, gc=False):
@@ -40,7 +39,6 @@ class Timer(Row, frozen=True, kw_only=True, gc=False):
 
     game_id: str
     deadline: datetime
-    table_id: str = ""  # its game's table's: the shard key on Citus (plain PostgreSQL keeps none)
 
 
 class WalletBalance(Row, frozen=True, kw_only=True, gc=False):

@@ -32,16 +32,16 @@ _NEXT_DEADLINE = "select min(deadline) from timers"
 # reads the due rows, then locks each with a statement on its own shard (SKIP LOCKED: one
 # another claimer holds is left to it), and deletes each fired one the same way.
 _DUE_ON_CITUS = """
-select table_id, game_id, deadline from timers
+select game_id, deadline from timers
  where deadline <= $1
  order by deadline
  limit $2
 """
 _LOCK_ON_CITUS = """
-select 1 from timers where table_id = $1 and game_id = $2 and deadline = $3
+select 1 from timers where shard_key = $1 and game_id = $1 and deadline = $2
    for update skip locked
 """
-_DELETE_ON_CITUS = "delete from timers where table_id = $1 and game_id = $2 and deadline = $3"
+_DELETE_ON_CITUS = "delete from timers where shard_key = $1 and game_id = $1 and deadline = $2"
 
 
 class _Claim:
@@ -53,8 +53,7 @@ class _Claim:
     async def fired(self, timers: Sequence[Timer]) -> None:
         if self._on_citus:
             for t in timers:
-                key = t.table_id or t.game_id
-                await self._conn.execute(_DELETE_ON_CITUS, key, t.game_id, t.deadline)
+                await self._conn.execute(_DELETE_ON_CITUS, t.game_id, t.deadline)
             return
         if timers:
             await self._conn.execute(
@@ -71,11 +70,9 @@ class StoredTimers:
         if await citus.detect(self._pool):
             async with self._pool.acquire() as conn, conn.transaction():
                 due = []
-                for table_id, game_id, deadline in await conn.fetch(_DUE_ON_CITUS, now, limit):
-                    if await conn.fetchval(_LOCK_ON_CITUS, table_id, game_id, deadline):
-                        # A timer written without its table's id is keyed by its game's.
-                        table = "" if table_id == game_id else table_id
-                        due.append(Timer(game_id=game_id, deadline=deadline, table_id=table))
+                for game_id, deadline in await conn.fetch(_DUE_ON_CITUS, now, limit):
+                    if await conn.fetchval(_LOCK_ON_CITUS, game_id, deadline):
+                        due.append(Timer(game_id=game_id, deadline=deadline))
                 yield _Claim(conn, due, on_citus=True)
             return
         async with self._pool.acquire() as conn, conn.transaction():

@@ -5,8 +5,6 @@ game prepared, all in the unit of work that ended it."""
 
 from __future__ import annotations
 
-import uuid
-
 from service.domain import fairness
 from service.domain.rules.bees import decision_seeds
 from service.domain.rules.commands import StartGame
@@ -24,10 +22,11 @@ class Deals:
         self.ctx = ctx
         self.money = money
 
-    def prepare(self, uow: UnitOfWork) -> None:
+    async def prepare(self, uow: UnitOfWork) -> None:
         """Commit to the next game's deal: a fresh secret seed, kept out of the log until the
-        game ends, and its commitment published now, before anyone can contribute a seed."""
-        game_id = str(uuid.uuid4())
+        game ends, and its commitment published now, before anyone can contribute a seed. The
+        game's id is drawn beside its table's (`EventLog.colocated_id`: on Citus, its shard)."""
+        game_id = await self.ctx.store.colocated_id(uow.table.table_id)
         seed = self.ctx.server_seeds(game_id)
         commitment = fairness.commitment(game_id, seed).hex()
         uow.table_event(GamePrepared(game_id=game_id, commitment=commitment))
@@ -95,4 +94,4 @@ class Deals:
         assert game.end_reason is not None
         uow.table_event(GameFinished(game_id=game_id, reason=game.end_reason))
         if prepare and not uow.table.closed:
-            self.prepare(uow)
+            await self.prepare(uow)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 
 from service.domain.bee_answers import seat_of
@@ -48,7 +49,7 @@ from service.domain.tables import (
 )
 from service.domain.views import GameView, game_view
 from service.store.log import DuplicateCommand
-from service.store.rows import ListedTable
+from service.store.rows import ListedTable, LobbyListing
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -134,6 +135,24 @@ class TableDecision:
     game_change: tuple[GameState, list[Event]] | None = None  # a person leaving mid-game
     hold: Hold | None = None  # a buy-in the caller's wallet holds, for the table to take
     leaving: str | None = None  # a person leaving: a stake they paid in goes back
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A lobby row, whether its table is rated, and the average rating (points) of the
+    people with accounts seated there (None: nobody with an account)."""
+
+    listed: ListedTable
+    rated: bool
+    average_rating: int | None
+
+    @property
+    def listing(self) -> LobbyListing:
+        return self.listed.listing
+
+    @property
+    def opened_at(self) -> datetime:
+        return self.listed.opened_at
 
 
 class Tables:
@@ -265,10 +284,21 @@ class Tables:
 
     async def list_tables(
         self, *, stake: str, has_free_seat: bool, limit: int, offset: int
-    ) -> list[ListedTable]:
+    ) -> list[Listed]:
         """The lobby: online tables not closed, newest first; `stake` "any", "free" or
-        "buy_in"; `has_free_seat`: only those with a seat left."""
-        return await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
+        "buy_in"; `has_free_seat`: only those with a seat left. Each with whether it is rated
+        and the average rating of the people with accounts seated there (from the table and
+        the standings: one read for every person of the page)."""
+        listed = await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
+        tables = [await self.repository.table(t.listing.table_id) for t in listed]
+        people = {s.player_id for t in tables for s in t.people if s.player_id is not None}
+        ratings = await self.ctx.ports.standings.ratings(sorted(people))
+        out = []
+        for entry, table in zip(listed, tables, strict=True):
+            seated = [ratings[s.player_id] for s in table.people if s.player_id in ratings]
+            average = round(sum(r.points for r in seated) / len(seated)) if seated else None
+            out.append(Listed(listed=entry, rated=table.rated, average_rating=average))
+        return out
 
     # --- how a change is committed ------------------------------------------------------------
 
@@ -367,7 +397,7 @@ class Tables:
             if not isinstance(event, TableClosedEvent):
                 uow.table_event(event)
         if before.version == 0:
-            self.deals.prepare(uow)
+            await self.deals.prepare(uow)
         if decided.hold is not None:
             self.money.take_buy_in(uow, decided.hold)
         if decided.leaving is not None:

@@ -218,7 +218,6 @@ class UnitOfWork:
                     expected_version=game.version,
                     events=[_new(event_type(e), e) for e in game.events],
                     seal_keys=keys,
-                    shard=game.after.table_id or None,  # a game is on its table's shard
                 )
             )
         for player_id, wallet in self._wallets.items():
@@ -239,20 +238,13 @@ class UnitOfWork:
             )
         return appends
 
-    def _table_of(self, game_id: str) -> str:
-        entry = self._games.get(game_id)
-        return (entry.after.table_id if entry is not None else "") or self.table.table_id
-
     def _also(self) -> list[Row]:
         """The rows these events cause, committed with them: each prepared game's secret, a
         timer for every deadline set, each wallet's balance and holds, what the table owes
         wallets, each record's standing, and the table's lobby listing and members."""
-        rows: list[Row] = [
-            DealSecret(game_id=g, server_seed=s, table_id=self._table_of(g))
-            for g, s in self._secrets.items()
-        ]
+        rows: list[Row] = [DealSecret(game_id=g, server_seed=s) for g, s in self._secrets.items()]
         rows += [
-            Timer(game_id=game_id, deadline=event.deadline, table_id=game.after.table_id)
+            Timer(game_id=game_id, deadline=event.deadline)
             for game_id, game in self._games.items()
             for event in game.events
             if isinstance(event, TurnStarted | StemChoiceRequired) and event.deadline is not None

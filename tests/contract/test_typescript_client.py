@@ -102,8 +102,8 @@ def test_the_typescript_client_plays_solo_and_online_following_the_streams(
     built: Path, live_server: str
 ) -> None:
     """clients/typescript/src/play.ts: a solo game, then a two-person online game played (again)
-    until someone has a too-low choice; every game followed through streamGameEvents, hung up
-    once and resumed with Last-Event-ID, to its end."""
+    until someone has a too-low choice; every game followed through streamGameEvents as NDJSON,
+    hung up once and resumed with Last-Event-ID, to its end; the table's stream as NDJSON."""
     out: dict[str, Any] = json.loads(_run("node", str(built / "play.js"), live_server, timeout=600))
     games = [out["solo"], *out["online"]]
     for game in games:
@@ -114,3 +114,8 @@ def test_the_typescript_client_plays_solo_and_online_following_the_streams(
         assert game["winners"], game
     assert out["online"][-1]["choices"] > 0, out["online"]
     assert out["moves"] > 10
+    # Both streams read as NDJSON (issue 44, item 8): the table's, in order, typed per line.
+    log = out["tableLog"]
+    assert log["ids"] == list(range(1, len(log["ids"]) + 1)), log
+    assert log["events"][0] == "table_opened" and log["events"][-1] == "game_opened", log
+    assert log["events"] == log["types"], log

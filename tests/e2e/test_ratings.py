@@ -58,6 +58,11 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     by_seat = {s["seat"]: s["stings"] for s in last["seats"]}
     ratings = [(await profile(people[0], who))["rating"] for who in ids]
     assert all(r["games"] == 1 and r["provisional"] for r in ratings)
+    # The lobby shows the table as rated, with its people's average rating.
+    lobby = await people[0].lobby(limit=100)
+    [listed] = [t for t in lobby["tables"] if t["table_id"] == last["table_id"]]
+    points = [r["points"] for r in ratings]
+    assert listed["rated"] is True and listed["average_rating"] == round(sum(points) / 3)
     # The end of the game shows each person's change, seat by seat.
     ended = await people[1].game(last["game_id"])
     assert [r["seat"] for r in ended["ratings"]] == [1, 2, 3]

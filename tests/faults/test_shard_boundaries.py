@@ -70,8 +70,10 @@ def violations(calls: list[Call], table_of_game: dict[str, str]) -> list[str]:
             if "lobby" in sql or "table_members" in sql or "money_outbox" in sql:
                 owners.add(key)
             elif "timers" in sql or "deal_secrets" in sql:
-                # By game id, or on Citus (tests/citus) by the game's table id, first.
-                owners.add(key if "table_id" in sql else table_of_game.get(key, f"?{key}"))
+                owners.add(table_of_game.get(key, f"?{key}"))
+            elif "player_games" in sql:  # keyed by the game: its people are the first argument,
+                game = key if isinstance(args[0], str) else str(args[1])  # or second (Citus)
+                owners.add(table_of_game.get(game, f"?{game}"))
             elif any(
                 t in sql
                 for t in ("accounts", "wallets", "player_stats", "access_tokens", "stake_holds")

@@ -1,10 +1,11 @@
 // Plays against a real server with the generated types and openapi-fetch only: a solo game,
 // then an online game of two people until one of them has a too-low choice, each game
-// followed through its stream (resumed once with Last-Event-ID) to its end.
+// followed through its stream as NDJSON (resumed once with Last-Event-ID) to its end, and the
+// online table's stream read as NDJSON too.
 // Usage: node build/play.js <base url>; prints a JSON summary.
 import createClient, { type Client } from "openapi-fetch";
 import type { components, paths } from "./schema.js";
-import { follow, type Followed } from "./stream.js";
+import { follow, tableMessages, type Followed } from "./stream.js";
 
 type GameView = components["schemas"]["GameView"];
 type Move = components["schemas"]["Tap"] | components["schemas"]["Confirm"] | components["schemas"]["ChooseStem"];
@@ -125,4 +126,7 @@ for (let number = 0; number < 12; number += 1) {
   if (!newest) fail("playAgain", again.error);
   gameId = newest;
 }
-process.stdout.write(JSON.stringify({ solo: soloSummary, online, moves }) + "\n");
+// The online table's own stream, as NDJSON, as far as its first game's opening.
+const logged = await tableMessages(base, tableId, hana.token, "game_opened");
+const tableLog = { ids: logged.map((m) => m.id), events: logged.map((m) => m.event), types: logged.map((m) => m.data.type) };
+process.stdout.write(JSON.stringify({ solo: soloSummary, online, moves, tableLog }) + "\n");

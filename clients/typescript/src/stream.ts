@@ -1,41 +1,32 @@
-// Follows a game's stream (streamGameEvents) with openapi-fetch, each message typed by the
-// document's GameStreamMessage. The one part written by hand is the Server-Sent Events framing
-// (`id:`, `event:`, `data:` lines, a blank line ends a message, `:` lines are comments), which
-// no OpenAPI generator reads from a document: a text/event-stream body has no schema they use.
+// Follows a game's stream (streamGameEvents) and reads a table's (streamTableEvents) as NDJSON
+// (`Accept: application/x-ndjson`) with openapi-fetch: each line is one message, typed by the
+// document's GameStreamMessage or TableStreamMessage. Nothing is parsed by hand: a line split
+// and JSON.parse (an empty line is a heartbeat).
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 export type Message = components["schemas"]["GameStreamMessage"];
+export type TableMessage = components["schemas"]["TableStreamMessage"];
 export interface Followed {
   messages: Message[];
   reconnects: number;
 }
 
-async function* frames(body: ReadableStream<Uint8Array>): AsyncGenerator<Map<string, string>> {
+const NDJSON = { Accept: "application/x-ndjson" };
+
+async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffer = "";
-  let fields = new Map<string, string>();
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, end).replace(/\r$/, "");
-      buffer = buffer.slice(end + 1);
-      if (line === "") {
-        if (fields.has("data")) yield fields;
-        fields = new Map();
-      } else if (!line.startsWith(":")) {
-        const colon = line.indexOf(":");
-        const name = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        fields.set(name, fields.has(name) && name === "data" ? `${fields.get(name)}\n${value}` : value);
-      }
-    }
+    const parts = buffer.split("\n");
+    buffer = parts.pop() ?? "";
+    for (const line of parts) if (line !== "") yield line;
   }
 }
 
 // Reads the stream to its end; after `resumeAfter` messages it hangs up once and reconnects
-// with Last-Event-ID, as EventSource would, and checks that nothing was lost or repeated.
+// with Last-Event-ID, and checks that nothing was lost or repeated.
 export async function follow(
   base: string,
   gameId: string,
@@ -52,16 +43,16 @@ export async function follow(
         path: { game_id: gameId },
         header: lastId === undefined ? {} : { "Last-Event-ID": String(lastId) },
       },
+      headers: NDJSON,
       parseAs: "stream",
     });
     if (!response.ok || !response.body) throw new Error(`streamGameEvents: ${JSON.stringify(error)}`);
+    if (!response.headers.get("content-type")?.startsWith("application/x-ndjson")) {
+      throw new Error(`streamGameEvents answered ${response.headers.get("content-type")}`);
+    }
     let hungUp = false;
-    for await (const fields of frames(response.body)) {
-      const message: Message = {
-        id: Number(fields.get("id")),
-        event: fields.get("event") ?? "message",
-        data: JSON.parse(fields.get("data") ?? "null"),
-      };
+    for await (const line of lines(response.body)) {
+      const message = JSON.parse(line) as Message;
       const expected = (messages.at(-1)?.id ?? 0) + 1;
       if (message.id !== expected) throw new Error(`expected version ${expected}, got ${message.id}`);
       messages.push(message);
@@ -73,4 +64,26 @@ export async function follow(
     if (!hungUp) return { messages, reconnects };
     reconnects += 1;
   }
+}
+
+// A table's messages as far as the first of type `until` (a table's stream stays open).
+export async function tableMessages(
+  base: string,
+  tableId: string,
+  token: string,
+  until: TableMessage["event"],
+): Promise<TableMessage[]> {
+  const api = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${token}` } });
+  const { response, error } = await api.GET("/tables/{table_id}/stream", {
+    params: { path: { table_id: tableId } },
+    headers: NDJSON,
+    parseAs: "stream",
+  });
+  if (!response.ok || !response.body) throw new Error(`streamTableEvents: ${JSON.stringify(error)}`);
+  const messages: TableMessage[] = [];
+  for await (const line of lines(response.body)) {
+    messages.push(JSON.parse(line) as TableMessage);
+    if (messages.at(-1)?.event === until) break;
+  }
+  return messages;
 }
