@@ -101,6 +101,7 @@ wal_level = logical
 max_replication_slots = 16
 max_wal_senders = 16
 citus.node_connection_timeout = 3000
+citus.node_conninfo = 'sslmode=require tcp_user_timeout=3000'
 citus.shard_count = 8
 citus.enable_stat_counters = on
 citus.max_client_connections = 250
@@ -166,7 +167,11 @@ drop_database() {
   local db="$1" i
   [[ "$db" =~ ^[a-z_][a-z0-9_]*$ ]] || die "a database name is [a-z_][a-z0-9_]*"
   for i in $(active_nodes); do
-    psql_node "$i" postgres -c "drop database if exists $db with (force)" >/dev/null
+    for attempt in 1 2 3 4 5; do  # a node's Citus daemons may reconnect meanwhile
+      psql_node "$i" postgres -c "drop database if exists $db with (force)" >/dev/null 2>&1 && break
+      [ "$attempt" = 5 ] && psql_node "$i" postgres -c "drop database if exists $db with (force)"
+      sleep 1
+    done
   done
 }
 

@@ -210,6 +210,8 @@ export const api = {
   createSoloTable: (players, deal = true, level = "easy") =>
     call("POST", "/solo-tables", { players, deal, level }),
   listMyGames: () => call("GET", "/me/games"),
+  listMyHistory: (kind = "all", offset = 0, limit = 20) =>
+    call("GET", `/me/history?${q({ kind, offset, limit })}`),
   createTable: (settings) => call("POST", "/tables", settings),
   listTables: ({ stake = "any", hasFreeSeat = false, offset = 0, limit = 20 } = {}) =>
     call("GET", `/tables?${q({ stake, has_free_seat: hasFreeSeat, offset, limit })}`),

@@ -112,7 +112,7 @@ class App {
           await profileScreen(this, this.main);
           break;
         case "leaderboard":
-          await leaderboardScreen(this, this.main, arg === "xp" ? "xp" : "wins");
+          await leaderboardScreen(this, this.main, arg === "xp" || arg === "rating" ? arg : "wins");
           break;
         default:
           setupScreen(this, this.main);

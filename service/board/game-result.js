@@ -150,12 +150,13 @@ export class Result {
     const s = this.screen;
     if (s.mode !== "online") return;
     let view = s.view;
-    for (let i = 0; view?.reward?.status === "pending" && i < 40 && !s.gone; i++) {
+    const waiting = (v) => v?.reward?.status === "pending" || v?.ratings?.some((r) => r.status === "pending");
+    for (let i = 0; waiting(view) && i < 40 && !s.gone; i++) {
       await sleep(i < 5 ? 400 : 1000);
       view = await api.getGame(s.gameId).catch(() => view);
     }
     if (s.gone) return;
-    this.paid = { pot: view?.pot ?? null, reward: view?.reward ?? null };
+    this.paid = { pot: view?.pot ?? null, reward: view?.reward ?? null, ratings: view?.ratings ?? null };
     if (this.paid.reward?.status === "delivered" || this.paid.pot?.seats.some((seat) => seat.seat === s.shown.you)) {
       this.balance = (await api.me().catch(() => null))?.coins.balance;
     }
@@ -202,6 +203,16 @@ export class Result {
             : !session()?.registered
               ? "Guests earn no coins or XP: register to keep them."
               : "This game earned you nothing."
+      );
+    }
+    // A rated game: each person's rating change, seat by seat (public, like the pot).
+    const ratings = this.paid?.ratings ?? v.ratings ?? null;
+    for (const r of ratings ?? []) {
+      const who = r.seat === v.you ? "Your rating" : `${s.who(r.seat)}'s rating`;
+      lines.push(
+        r.status === "pending"
+          ? h("span", { class: "pending" }, `📈 ${who}: on its way…`)
+          : `📈 ${who}: ${r.change >= 0 ? "+" : ""}${r.change} → ${r.after}${r.provisional ? "?" : ""}`
       );
     }
     if (!lines.length) return null;

@@ -282,7 +282,13 @@ export function lobbyScreen(app, container) {
               h("td", {}, t.host_name),
               h("td", {}, `${t.seats_taken} / ${t.capacity}`),
               // Only a table's first game holds a buy-in: once under way, Play again has none.
-              h("td", {}, t.stake ? (t.status === "open" ? h("span", { class: "nowrap" }, `💰${t.stake} buy-in`) : [h("span", { class: "nowrap" }, `💰${t.stake} buy-in`), " (first game)"]) : "Free"),
+              h(
+                "td",
+                {},
+                t.stake ? (t.status === "open" ? h("span", { class: "nowrap" }, `💰${t.stake} buy-in`) : [h("span", { class: "nowrap" }, `💰${t.stake} buy-in`), " (first game)"]) : "Free",
+                t.rated ? h("span", { class: "nowrap rated" }, " · rated") : null,
+                t.average_rating != null ? h("span", { class: "nowrap hint", title: "Average rating of the people seated" }, ` · ⌀ ${t.average_rating}`) : null
+              ),
               h("td", {}, { open: "waiting", playing: "playing", between_games: "between games", closed: "closed" }[t.status] ?? t.status),
               h(
                 "td",
@@ -320,6 +326,8 @@ export function lobbyScreen(app, container) {
   const kindBuy = h("input", { type: "radio", name: "kind", value: "buy_in", onchange: kindChanged, disabled: !me.registered });
   const turn = h("input", { type: "number", name: "turn_seconds", min: 1, max: 600, value: 20 });
   const choice = h("input", { type: "number", name: "choice_seconds", min: 1, max: 600, value: 10 });
+  // A rated table's games change the ratings of the people with accounts (guests are not rated).
+  const rated = h("input", { type: "checkbox", name: "rated" });
   const open = async (e) => {
     e.preventDefault();
     try {
@@ -328,6 +336,7 @@ export function lobbyScreen(app, container) {
         stake: kindBuy.checked ? Number(stake.value) : 0,
         turn_seconds: Number(turn.value),
         choice_seconds: Number(choice.value),
+        rated: rated.checked,
       });
       savePlace({ table_id: table.table_id, game_id: null, mode: "online" });
       app.go(`#/table/${table.table_id}`);
@@ -365,7 +374,8 @@ export function lobbyScreen(app, container) {
             me.registered ? null : h("small", {}, "A buy-in table needs an account: ", h("a", { href: "#/account" }, "register"), " (you keep your guest name).")
           ),
           field("Seconds a turn", turn),
-          field("Seconds to choose a stem", choice)
+          field("Seconds to choose a stem", choice),
+          h("label", { class: "check" }, rated, " Rated: the games change ratings")
         ),
         h("button", { class: "primary", type: "submit" }, "Open the table")
       )
@@ -564,6 +574,7 @@ export async function profileScreen(app, container) {
           { class: "stats" },
           h("div", {}, h("dt", {}, "Coins"), h("dd", {}, `💰 ${p.coins.balance}`)),
           h("div", {}, h("dt", {}, "Held for buy-ins"), h("dd", {}, `💰 ${p.coins.held}`)),
+          h("div", {}, h("dt", {}, "Rating"), h("dd", {}, ratingText(p.rating))),
           h("div", {}, h("dt", {}, "Level"), h("dd", {}, String(p.level))),
           h("div", {}, h("dt", {}, "XP"), h("dd", {}, String(p.xp))),
           h("div", {}, h("dt", {}, "Games"), h("dd", {}, String(p.games_played))),
@@ -613,6 +624,11 @@ export async function profileScreen(app, container) {
   );
 }
 
+// A rating as shown: its points, with "?" while provisional (as lichess shows one).
+export function ratingText(rating) {
+  return rating ? `${rating.points}${rating.provisional ? "?" : ""}` : "–";
+}
+
 export async function leaderboardScreen(app, container, by = "wins") {
   if (!session()?.token) {
     replace(container, identityCard(app, () => app.route()));
@@ -635,18 +651,19 @@ export async function leaderboardScreen(app, container, by = "wins") {
         "div",
         { class: "tabs", role: "group", "aria-label": "Rank by" },
         h("a", { class: ["button small", by === "wins" ? "primary" : "secondary"], href: "#/leaderboard/wins", "aria-current": by === "wins" ? "page" : null }, "By wins"),
-        h("a", { class: ["button small", by === "xp" ? "primary" : "secondary"], href: "#/leaderboard/xp", "aria-current": by === "xp" ? "page" : null }, "By XP")
+        h("a", { class: ["button small", by === "xp" ? "primary" : "secondary"], href: "#/leaderboard/xp", "aria-current": by === "xp" ? "page" : null }, "By XP"),
+        h("a", { class: ["button small", by === "rating" ? "primary" : "secondary"], href: "#/leaderboard/rating", "aria-current": by === "rating" ? "page" : null }, "By rating")
       ),
       page.entries.length
         ? h(
             "table",
             {},
-            h("thead", {}, h("tr", {}, ["#", "Player", "Wins", "Games", "XP", "Level"].map((t) => h("th", {}, t)))),
+            h("thead", {}, h("tr", {}, ["#", "Player", "Rating", "Wins", "Games", "XP", "Level"].map((t) => h("th", {}, t)))),
             h(
               "tbody",
               {},
               page.entries.map((e) =>
-                h("tr", { class: e.player_id === session()?.player_id ? "me" : null }, h("td", {}, String(e.rank)), h("td", {}, e.name), h("td", {}, String(e.games_won)), h("td", {}, String(e.games_played)), h("td", {}, String(e.xp)), h("td", {}, String(e.level)))
+                h("tr", { class: e.player_id === session()?.player_id ? "me" : null }, h("td", {}, String(e.rank)), h("td", {}, e.name), h("td", {}, ratingText(e.rating)), h("td", {}, String(e.games_won)), h("td", {}, String(e.games_played)), h("td", {}, String(e.xp)), h("td", {}, String(e.level)))
               )
             )
           )

@@ -18,6 +18,7 @@ from service.api import limits
 from service.api.limits import MAX_UNKNOWN, Identities
 
 
+@pytest.mark.slow
 def test_a_flood_of_made_up_tokens_leaves_memory_flat_and_real_players_remembered(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
