@@ -87,7 +87,9 @@ async def play_game(swarm: Swarm, people: list[Person], rng: random.Random) -> N
     by_seat = {n: p for n, p in enumerate(people, 1)}
     for _ in range(1000):
         state = await swarm.repository.game(game_id)
-        if state.phase == "ended":
+        if state.phase == "ended":  # everyone leaves: the table closes (hosts have a cap)
+            for person in people:
+                await swarm.tables.leave_table(person.player, table.table_id)
             return
         if state.phase == "choosing" and state.pending is not None:
             seat = state.pending.seat
