@@ -109,3 +109,22 @@ def test_a_rated_game_shows_on_the_profile_leaderboard_lobby_and_history(
     page.get_by_label("Which games").select_option("casual")
     page.get_by_text("No finished game yet.").wait_for()
     assert page.locator(f'.past-game[data-game="{game_id}"]').count() == 0
+
+
+def test_the_leave_prompt_at_a_rated_table_says_what_leaving_costs(
+    page: Any, board_url: str
+) -> None:
+    ann, ben = account(board_url, "Ann"), account(board_url, "Ben")
+    body = {"seats": 2, "stake": 50, "turn_seconds": 600, "choice_seconds": 600, "rated": True}
+    table = httpx.post(f"{board_url}/tables", json=body, headers=_auth(ann)).json()
+    joined = httpx.post(
+        f"{board_url}/tables/{table['table_id']}/seats", json={}, headers=_auth(ben)
+    )
+    game_id = joined.json()["game"]["game_id"]
+    _sign_in(page, board_url, ann)
+    page.goto(f"{board_url}/#/game/{game_id}")
+    page.get_by_role("button", name="Leave").click()
+    words = page.get_by_role("group", name="Leave this game?").inner_text()
+    assert "Your 💰50 buy-in stays in the pot." in words
+    assert f"{ben['name']} wins at once." in words
+    assert "Your rating counts it as last place." in words
