@@ -8,6 +8,8 @@ import importlib
 import json
 import pkgutil
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -266,3 +268,32 @@ def test_a_problem_says_whether_to_retry_and_links_its_section() -> None:
             code = example["code"]
             assert example["doc_url"] == f"/docs/errors#{code}"
             assert example["retryable"] is CATALOGUE[code].retryable
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_name_pattern_is_one_every_ecmascript_reading_takes() -> None:
+    """Issue 44 item 10: Node's `new RegExp(pattern)` threw on the `Name` pattern (ranges past
+    U+FFFF read as surrogate pairs without the `u` flag). The document's pattern compiles with
+    and without `u` and reads the same names alike: a CJK extension B name, an emoji, a
+    combining mark, and not a zero-width space or a name of spaces."""
+    pattern = DOCUMENT["components"]["schemas"]["Name"]["pattern"]
+    script = """
+        const [pattern, names] = JSON.parse(process.argv[1]);
+        const out = [];
+        for (const flags of ["", "u"]) {
+            const re = new RegExp(pattern, flags);
+            out.push(names.map((n) => re.test(n)));
+        }
+        console.log(JSON.stringify(out));
+    """
+    names = ["Ada", "\U00020000\U0002a6df", "Zoë 🐝", "e\u0301", "\u200b", "   ", "A\nB"]
+    ran = subprocess.run(
+        ["node", "-e", script, json.dumps([pattern, names])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    expected = [True, True, True, True, False, False, False]
+    assert json.loads(ran.stdout) == [expected, expected]
+    assert [bool(re.match(pattern, name)) for name in names] == expected  # and Python
