@@ -86,6 +86,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         worker_output["problem_codes"] = (
             sorted(problem_codes.OBSERVED),
             sorted(problem_codes.TITLED),
+            sorted(problem_codes.MISDESCRIBED),
         )
         return
     # The titles of refusals come from their classes (`title_of`): an xdist controller ran no
@@ -94,13 +95,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
     wrong = problem_codes.undeclared(problem_codes.OBSERVED)
     wrong += problem_codes.mistitled(problem_codes.TITLED)
+    wrong += sorted(problem_codes.MISDESCRIBED)
     if wrong:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_line("")
             reporter.write_line(
                 "Problem codes answered that their operation does not list (declare them with "
-                "`refuses` on the handler), or with a title not their code's:",
+                "`refuses` on the handler), or with a title, type, retryable or doc_url not "
+                "their code's:",
                 red=True,
             )
             for line in wrong:
@@ -111,9 +114,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: object) -> None:
     """pytest-xdist's controller: a worker finished; keep the problem codes it saw."""
-    observed, titled = node.workeroutput.get("problem_codes", ([], []))
+    observed, titled, misdescribed = node.workeroutput.get("problem_codes", ([], [], []))
     problem_codes.OBSERVED.update((op, int(status), code) for op, status, code in observed)
     problem_codes.TITLED.update((code, title) for code, title in titled)
+    problem_codes.MISDESCRIBED.update(misdescribed)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

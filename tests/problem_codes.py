@@ -18,7 +18,7 @@ from typing import Any
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from service.api.problems import title_of
+from service.api.problems import doc_url, retryable, title_of
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
 
@@ -26,6 +26,9 @@ DOCUMENT = Path(__file__).resolve().parents[1] / "openapi" / "openapi.json"
 # (code, title) of every problem, routed or not.
 OBSERVED: set[tuple[str, int, str]] = set()
 TITLED: set[tuple[str, str]] = set()
+# What a problem said beyond its title that is not its code's (`problems.members`: `type`,
+# `retryable`, `doc_url` are the same for every occurrence of a code).
+MISDESCRIBED: set[str] = set()
 
 
 def recording(app: ASGIApp) -> ASGIApp:
@@ -66,6 +69,17 @@ def _record(scope: Scope, status: int, body: bytes) -> None:
     code = answer.get("code") if isinstance(answer, dict) else None
     code = code if isinstance(code, str) else "<no code>"
     TITLED.add((code, str(answer.get("title")) if isinstance(answer, dict) else "<none>"))
+    if isinstance(answer, dict):
+        expected = {
+            "type": f"urn:swarm:problem:{code}",
+            "retryable": retryable(code),
+            "doc_url": doc_url(code),
+        }
+        MISDESCRIBED.update(
+            f"`{code}` answered with {key} {answer.get(key)!r}, not {expected[key]!r}"
+            for key in ("type", "retryable", "doc_url")
+            if answer.get(key) != expected[key]
+        )
     operation = getattr(scope.get("route_handler"), "operation_id", None)
     if isinstance(operation, str):
         OBSERVED.add((operation, status, code))

@@ -169,7 +169,14 @@ class AccountController(Controller):
         status_code=201,
         opt={BODY: "The account's name and password."},
     )
-    @refuses(InvalidName, InvalidAccount, NameTaken, AlreadyRegistered, TooManySignUps)
+    @refuses(
+        InvalidName,
+        InvalidAccount,
+        NameTaken,
+        AlreadyRegistered,
+        TooManySignUps,
+        "concurrent-change",
+    )
     async def register(
         self,
         data: JSONBody[RegisterIn],

@@ -38,6 +38,7 @@ from service.api.clock_thread import ClockThread
 from service.api.dependencies import provide_player, provide_service
 from service.api.docs_ui import STATIC_PATH, docs_policy, docs_render_plugins, docs_static_router
 from service.api.edge import Edge, drain_on_signals
+from service.api.errors_page import errors_page
 from service.api.game_routes import GameController
 from service.api.history_routes import HistoryController
 from service.api.operations import Metrics, expected_migrations, health_live, health_ready
@@ -197,6 +198,7 @@ def create_app(
         health_live,
         health_ready,
         docs_static_router(),
+        errors_page,
         levels_module,
         board_router(),
     ]

@@ -11,31 +11,37 @@ import msgspec
 from litestar.datastructures import CacheControlHeader
 
 from service.api.envelopes import VisibleEvent
-from service.domain.names import NAME_MAX, name_pattern
+from service.domain.names import NAME_MAX, TOOL_PATTERN
 from service.domain.rules.events import BeeLevel
 from service.domain.rules.levels import DEFAULT_LEVEL, levels_described
 
 # Patterns are searched (re.search), and Python's `$` also matches before a final newline:
 # every pattern is anchored with `^...$(?!\n)`, a whole-string match in Python and ECMAScript.
-# A name's pattern is the whole name rule (service/domain/names.py), which refuses what it does
-# not match with 422 `invalid-name`; the document shows it once, as the `Name` schema.
+# A name's rule is exact on the server (service/domain/names.py: 422 `invalid-name`); the
+# document's pattern is a short superset every tool reads alike (`names.TOOL_PATTERN`: why the
+# exact rule cannot be one), its `format` names the rule, and its description states it. The
+# document shows it once, as the `Name` schema.
+NAME_FORMAT = "swarm-name"
 Name = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
         max_length=NAME_MAX,
-        extra_json_schema={"pattern": name_pattern()},
+        extra_json_schema={"pattern": TOOL_PATTERN, "format": NAME_FORMAT},
         description="1 to 40 characters: words of visible characters (letters, digits, "
-        "punctuation, symbols) with at most 3 combining marks on each, and spaces; shown "
-        "NFKC-normalised with runs of spaces made one. No control, format (zero-width, bidi), "
-        "private-use, unassigned or invisible character, by Unicode category (the pattern "
-        f"lists what is allowed; Unicode {unicodedata.unidata_version}). Empty or over 40 "
-        "characters as sent: 400 `bad-request`, as any schema bound; refused by the pattern "
-        "(or over 40 after NFKC): 422 `invalid-name`. The pattern holds the characters past "
-        "U+FFFF as they are (emoji, historic scripts): read it as JSON Schema validators do, "
-        "with ECMAScript's `u` flag (or as Python does); without `u` an ECMAScript engine sees "
-        "them as surrogate pairs and the pattern as invalid, and no form of it reads the same "
-        "to both",
+        "punctuation, symbols, by Unicode category) with at most 3 combining marks on each, "
+        "and spaces; shown NFKC-normalised with runs of spaces made one. Refused: a control, "
+        "format (zero-width, bidi), private-use, surrogate, unassigned (Unicode "
+        f"{unicodedata.unidata_version}), line or paragraph separator or invisible character "
+        "(the Hangul fillers, the braille blank, variation selectors), a mark with no "
+        "character before it, more than 3 marks on one character, a character whose NFKC "
+        "form is another kind or more than one character, and a name with no visible "
+        "character. The `pattern` is a superset of this rule that every regular-expression "
+        "engine reads alike (with or without ECMAScript's `u` flag): it refuses the controls, "
+        "format and private-use characters below U+10000 and a name of spaces only; the "
+        "server holds a name to the whole rule (`format` `swarm-name`). Empty or over 40 "
+        "characters as sent: 400 `bad-request`, as any schema bound; refused by the rule (or "
+        "over 40 after NFKC): 422 `invalid-name`",
     ),
 ]
 # Every string the API reads is text: no NUL (refused before decoding, service/api/limits.py,
@@ -121,6 +127,21 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     turn_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 20.0
     choice_seconds: Annotated[float, msgspec.Meta(ge=1, le=600)] = 10.0
     rated: bool = False
+
+
+class PlayNowIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The kind of online table to be seated at now.
+
+    Attributes:
+        seats: Seats at the table: 2 to 8 (4 by default).
+        rated: A rated table (false, the default: casual).
+        stake: Coins each person puts in (an account is needed); 0, the default, for a free
+            table.
+    """
+
+    seats: PlayerCount = 4
+    rated: bool = False
+    stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0
 
 
 HASH_PATTERN = "^[0-9a-f]{64}$"

@@ -45,7 +45,7 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from service import __version__, metrics
 from service.api import admission
-from service.api.problems import retryable, title_of
+from service.api.problems import doc_url, retryable, title_of
 
 log = structlog.get_logger("service.access")
 
@@ -78,6 +78,7 @@ def _problem(status: int, code: str, detail: str) -> bytes:
             "detail": detail,
             "code": code,
             "retryable": retryable(code),
+            "doc_url": doc_url(code),
         }
     )
 

@@ -16,7 +16,7 @@ import msgspec
 
 from service.api.envelopes import entries
 from service.api.history_routes import GameSteps, game_state_at
-from service.api.problems import retryable, title_of
+from service.api.problems import doc_url, retryable, title_of
 from service.domain.analysis import BeeEstimate, TurnAnalysis, game_analysis
 from service.domain.history import moment, states, steps_of, turns_of
 from service.domain.rules.engine import cheapest_stem, evolve, initial_state
@@ -54,6 +54,10 @@ def requests() -> dict[str, dict[str, Any]]:
                 {"seats": 2, "stake": 100, "turn_seconds": 15, "choice_seconds": 8},
             ),
             "rated": _example("A rated table of 6", {"seats": 6, "rated": True}),
+        },
+        "playNow": {
+            "any": _example("A casual table of 4", {}),
+            "rated": _example("A rated table of 3", {"seats": 3, "rated": True}),
         },
         "joinTable": {"no_seed": no_seed, "seed": seed},
         "startGame": {"no_seed": no_seed, "seed": seed},
@@ -93,6 +97,7 @@ def problem(status: int, code: str) -> dict[str, Any]:
         "detail": "What went wrong, for a person to read.",
         "code": code,
         "retryable": retryable(code),
+        "doc_url": doc_url(code),
     }
 
 

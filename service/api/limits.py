@@ -320,6 +320,7 @@ def _bad_request(detail: str) -> tuple[Message, Message]:
             "detail": detail,
             "code": "bad-request",
             "retryable": False,  # problems.CATALOGUE (not imported: a cycle)
+            "doc_url": "/docs/errors#bad-request",  # problems.doc_url
         }
     )
     start: Message = {

@@ -42,7 +42,7 @@ from service.api.dependencies import BODY
 from service.api.envelopes import TableLogEntry, VisibleEvent
 from service.api.limits import NOT_RATE_LIMITED
 from service.api.problems import CATALOGUE, Problem, declared_codes
-from service.domain.names import name_pattern
+from service.domain.names import TOOL_PATTERN
 from service.domain.rules.events import Event
 from service.domain.table_events import TableEventUnion
 
@@ -291,9 +291,8 @@ def describe(components: dict[str, Any], types: list[Any]) -> None:
 
 
 def _name_schema(components: dict[str, Any]) -> None:
-    """The name rule's pattern is long (every character a name may hold): one `Name` schema,
-    referenced by each name a request takes."""
-    pattern = name_pattern()
+    """One `Name` schema (its rule is long to state), referenced by each name a request takes."""
+    pattern = TOOL_PATTERN
     for schema in list(components.values()):
         for key, prop in schema.get("properties", {}).items():
             if prop.get("pattern") == pattern:

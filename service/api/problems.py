@@ -239,13 +239,16 @@ CATALOGUE: dict[str, Entry] = {
     ),
     "conflict": Entry(
         409,
-        "The request clashes with the table's state, or it changed too often while deciding.",
-        "Reload (getTable or getGame) and decide again.",
+        "Others changed the same table, game or wallet too often while the request was being "
+        "decided, or your buy-in hold expired before you sat down; nothing was done.",
+        "Retry the same request (a POST with its `Idempotency-Key`, a move with its `move_id`).",
+        retryable=True,
     ),
     "concurrent-change": Entry(
         409,
-        "Someone else changed the same thing at the same moment.",
-        "Retry the request (a move with the same `move_id`).",
+        "Your player record changed at the same moment, again and again (register only); "
+        "nothing was done.",
+        "Retry the same request (with its `Idempotency-Key`).",
         retryable=True,
     ),
     # --- retrying safely (service/api/idempotency.py) ---
@@ -416,7 +419,8 @@ class Problem(msgspec.Struct, kw_only=True):
     """An RFC 9457 problem details object (`application/problem+json`): every 4xx and 5xx.
 
     Attributes:
-        type: `urn:swarm:problem:<code>`.
+        type: `urn:swarm:problem:<code>`: names the code (a URN, not a link: `doc_url` is
+            the link).
         title: A short summary of the problem, the same for every occurrence of the code.
         status: The HTTP status code.
         detail: What went wrong this time, for a person to read.
@@ -429,6 +433,9 @@ class Problem(msgspec.Struct, kw_only=True):
             condition (load, a race, a rate limit), false when the request or the state it
             meets must change first. Every code's value is in docs/errors.md; a problem
             without it (an older server) is not retryable.
+        doc_url: Where the code is documented: its section of the catalogue of codes this
+            server serves (`/docs/errors#<code>`, relative to the server; docs/errors.md in
+            the repository). A problem without it (an older server): the catalogue's page.
     """
 
     type: str = "about:blank"
@@ -438,6 +445,17 @@ class Problem(msgspec.Struct, kw_only=True):
     code: Annotated[str, msgspec.Meta(extra_json_schema={"enum": sorted(CATALOGUE)})]
     extra: list[ProblemField] | None = None
     retryable: bool = False
+    doc_url: Annotated[str, msgspec.Meta(extra_json_schema={"format": "uri-reference"})] = (
+        "/docs/errors"
+    )
+
+
+ERRORS_PAGE = "/docs/errors"
+
+
+def doc_url(code: str) -> str:
+    """Where `code` is documented: its section of the catalogue's page (`errors_page.py`)."""
+    return f"{ERRORS_PAGE}#{code}"
 
 
 def retryable(code: str) -> bool:
@@ -489,6 +507,7 @@ def problem_messages(
             "detail": detail,
             "code": code,
             "retryable": retryable(code),
+            "doc_url": doc_url(code),
         }
     )
     return [
@@ -524,7 +543,7 @@ def title_of(code: str) -> str:
 
 def _members(code: str) -> dict[str, Any]:
     """The members every problem has beside RFC 9457's own."""
-    return {"code": code, "retryable": retryable(code)}
+    return {"code": code, "retryable": retryable(code), "doc_url": doc_url(code)}
 
 
 def problem(

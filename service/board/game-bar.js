@@ -1,6 +1,7 @@
 // The game screen's top: the turn clock's bar, the game bar (turn, mode, the clock in seconds,
 // the result once closed, the Meadow log's toggle, Leave) and the Meadow log's panel it opens.
 
+import { session } from "./api.js";
 import { h, replace } from "./dom.js";
 
 export class TurnClock {
@@ -127,7 +128,9 @@ export class GameBar {
     if (!others.length) return "Leave this game? It ends here and nobody wins: the bees don't play on alone. ";
     const buyIn = s.table?.stake && s.table.games?.[0] === s.gameId ? ` Your 💰${s.table.stake} buy-in stays in the pot.` : "";
     const next = others.length === 1 ? ` ${s.who(others[0].seat)} wins at once.` : "";
-    return `Leave this game? You pick no more bees and your stings stop counting; you earn nothing.${buyIn}${next} `;
+    // A rated table rates a leaver too: last place (domain/ratings.py), when others are rated.
+    const rated = s.table?.rated && session()?.registered ? " Your rating counts it as last place." : "";
+    return `Leave this game? You pick no more bees and your stings stop counting; you earn nothing.${buyIn}${next}${rated} `;
   }
 
   leaveButton() {

@@ -99,17 +99,37 @@ def _ranges() -> Iterator[tuple[str, int, int]]:
 
 @cache
 def name_pattern() -> str:
-    """Every name the rules accept, as one regular expression (ECMAScript and Python alike, for
-    the API document): spaces around words of visible characters, each followed by at most
-    `MAX_MARKS` combining marks. A name must match it, so the document says exactly which
-    names are accepted; `display_name` then only normalises. (Unicode's tables as this Python
-    knows them: `unicodedata.unidata_version`.)"""
+    """Every name the rules accept, as one regular expression (Python, and ECMAScript with its
+    `u` flag): spaces around words of visible characters, each followed by at most `MAX_MARKS`
+    combining marks. A name must match it; `display_name` then only normalises. (Unicode's
+    tables as this Python knows them: `unicodedata.unidata_version`.) The API document gives
+    tools `TOOL_PATTERN`, a superset they all read alike."""
     found: dict[str, list[tuple[int, int]]] = {"B": [], "M": [], "S": []}
     for kind, first, last in _ranges():
         found[kind].append((first, last))
     base, mark, space = (_char_class(found[k]) for k in "BMS")
     word = f"(?:{base}{mark}{{0,{MAX_MARKS}}})+"
     return f"^{space}*{word}(?:{space}+{word})*{space}*$(?!\\n)"
+
+
+# What the API document gives tools as a name's `pattern` (issue 44 item 10): a superset of the
+# rule that every regular-expression engine reads alike. The exact rule (`name_pattern`) cannot
+# be one: it lists ranges of characters past U+FFFF, which Python and ECMAScript with its `u`
+# flag read as code points but ECMAScript without `u` (Node's `new RegExp(p)`, Spectral) reads
+# as surrogate pairs, where any such range (`[\U00020000-\U0002A6DF]`: high, low-high, low) is
+# out of order and the whole pattern a syntax error; the one form without `u`, surrogate-pair
+# escapes, matches nothing in Python or with `u`, and listing each such character instead would
+# take megabytes. A negated class of characters below U+10000 matches a character past it in
+# every one of those readings (a code point, or each half of its pair), so this pattern holds
+# only such classes: no control, C1 control, soft hyphen, zero-width, bidi, line or paragraph
+# separator, BOM or private-use character of the Basic Multilingual Plane (each refused by the
+# rule: tests/unit/test_names.py), and at least one character that is not a space. The server
+# holds a name to the exact rule (`display_name`: 422 `invalid-name`).
+_REFUSED_BMP = (
+    "\\u0000-\\u001f\\u007f-\\u009f\\u00ad\\u061c\\u180e\\u200b-\\u200f"
+    "\\u2028-\\u202e\\u2060-\\u206f\\ufeff\\ufff9-\\ufffb\\ue000-\\uf8ff"
+)
+TOOL_PATTERN = f"^[^{_REFUSED_BMP}]*[^{_REFUSED_BMP}\\s][^{_REFUSED_BMP}]*$(?!\\n)"
 
 
 @cache

@@ -40,7 +40,8 @@ def launch(playwright: Any) -> Any:
 
 def start_solo(page: Any, players: int = 4, name: str = "Ada") -> str:
     """Setup → choose the players → Into the meadow; returns the game id from the address."""
-    page.get_by_role("radio", name=str(players), exact=True).check(force=True)
+    # by its own number (the checked one reads "4 ✓"), not a level whose rating holds digits
+    page.get_by_role("radio", name=re.compile(rf"^{players}\b")).check(force=True)
     name_box = page.get_by_label("Your name")
     if name_box.count():
         name_box.fill(name)

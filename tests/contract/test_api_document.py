@@ -8,6 +8,8 @@ import importlib
 import json
 import pkgutil
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -229,8 +231,69 @@ def test_rule_violations_are_catalogued_with_the_status_they_are_answered_with()
 @pytest.mark.parametrize("code", sorted(CATALOGUE))
 def test_every_catalogued_code_is_documented(code: str) -> None:
     errors = (ROOT / "docs" / "errors.md").read_text()
-    assert f"| `{code}` | {CATALOGUE[code].status} |" in errors
+    entry = CATALOGUE[code]
+    retry = "yes" if entry.retryable else "no"
+    assert f"| [`{code}`](#{code}) | {entry.status} | {retry} |" in errors
+    assert f"\n## {code}\n\n{entry.status}, " in errors  # the section `doc_url` links to
     enum = DOCUMENT["components"]["schemas"]["ProblemCode"]["enum"]
     assert code in enum
-    entry = CATALOGUE[code]
     assert entry.meaning and entry.action
+
+
+def test_every_code_said_to_be_worth_retrying_is_one_an_operation_lists() -> None:
+    """docs/errors.md told clients to retry `concurrent-change`, which no operation listed
+    (issue 44 item 11): a client reading the document could not know when to expect it."""
+    listed = {
+        code
+        for _path, _method, operation in operations()
+        for response in operation["responses"].values()
+        for code in response.get("x-problem-codes", ())
+    }
+    retryable = {code for code, entry in CATALOGUE.items() if entry.retryable}
+    assert "concurrent-change" in retryable
+    assert retryable - listed == set()
+    register = DOCUMENT["paths"]["/accounts"]["post"]["responses"]["409"]["x-problem-codes"]
+    assert "concurrent-change" in register
+
+
+def test_a_problem_says_whether_to_retry_and_links_its_section() -> None:
+    problem = DOCUMENT["components"]["schemas"]["Problem"]
+    assert problem["properties"]["retryable"]["type"] == "boolean"
+    assert problem["properties"]["doc_url"]["format"] == "uri-reference"
+    for _path, _method, operation in operations():
+        for status, response in operation["responses"].items():
+            if int(status) < 400:
+                continue
+            example = response["content"]["application/problem+json"]["example"]
+            code = example["code"]
+            assert example["doc_url"] == f"/docs/errors#{code}"
+            assert example["retryable"] is CATALOGUE[code].retryable
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")
+def test_the_name_pattern_is_one_every_ecmascript_reading_takes() -> None:
+    """Issue 44 item 10: Node's `new RegExp(pattern)` threw on the `Name` pattern (ranges past
+    U+FFFF read as surrogate pairs without the `u` flag). The document's pattern compiles with
+    and without `u` and reads the same names alike: a CJK extension B name, an emoji, a
+    combining mark, and not a zero-width space or a name of spaces."""
+    pattern = DOCUMENT["components"]["schemas"]["Name"]["pattern"]
+    script = """
+        const [pattern, names] = JSON.parse(process.argv[1]);
+        const out = [];
+        for (const flags of ["", "u"]) {
+            const re = new RegExp(pattern, flags);
+            out.push(names.map((n) => re.test(n)));
+        }
+        console.log(JSON.stringify(out));
+    """
+    names = ["Ada", "\U00020000\U0002a6df", "Zoë 🐝", "e\u0301", "\u200b", "   ", "A\nB"]
+    ran = subprocess.run(
+        ["node", "-e", script, json.dumps([pattern, names])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    expected = [True, True, True, True, False, False, False]
+    assert json.loads(ran.stdout) == [expected, expected]
+    assert [bool(re.match(pattern, name)) for name in names] == expected  # and Python

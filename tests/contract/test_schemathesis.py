@@ -18,6 +18,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
+from service.api.bodies import NAME_FORMAT
+from service.domain.names import NAME_MAX, InvalidName, display_name
+
+
+def _is_name(raw: str) -> bool:
+    try:
+        display_name(raw)
+    except InvalidName:
+        return False
+    return True
+
+
+# A name's `pattern` in the document is a superset of the rule every tool reads alike, and its
+# `format` names the rule (issue 44 item 10): a valid name is drawn from the rule itself, from
+# the characters a name is made of (letters, digits, punctuation, symbols, spaces, marks).
+NAMES = st.text(
+    st.characters(categories=["L", "N", "P", "S", "Zs", "Mn", "Mc"]), min_size=1, max_size=NAME_MAX
+).filter(_is_name)
+schemathesis.openapi.format(NAME_FORMAT, NAMES)
+
 
 @pytest.fixture(scope="session")
 def api_schema(live_server: str) -> Any:

@@ -17,6 +17,7 @@ ERRORS = Path(__file__).resolve().parents[2] / "docs" / "errors.md"
 def test_the_catalogue_says_which_codes_a_client_may_resend_as_they_are() -> None:
     assert {code for code, entry in CATALOGUE.items() if entry.retryable} == {
         "concurrent-change",
+        "conflict",
         "database-unavailable",
         "idempotency-key-in-use",
         "internal-error",
@@ -27,7 +28,7 @@ def test_the_catalogue_says_which_codes_a_client_may_resend_as_they_are() -> Non
         "too-many-requests",
         "too-many-sign-ups",
     }
-    rows = [line for line in ERRORS.read_text().splitlines() if line.startswith("| `")]
+    rows = [line for line in ERRORS.read_text().splitlines() if line.startswith("| [`")]
     said = {row.split("`")[1]: row.rstrip(" |").rsplit("| ", 1)[1] for row in rows}
     assert said == {c: "yes" if e.retryable else "no" for c, e in CATALOGUE.items()}
 

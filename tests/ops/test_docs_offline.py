@@ -12,6 +12,7 @@ from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
 from service.api.docs_ui import STATIC_DIR
+from service.api.problems import CATALOGUE
 
 VENDORED = STATIC_DIR / "VENDORED.md"
 
@@ -38,3 +39,19 @@ def test_vendored_files_match_their_pinned_hashes() -> None:
         assert hashlib.sha256(data).hexdigest() == digest, name
     for licence in ("scalar/LICENSE", "swagger/LICENSE", "swagger/NOTICE"):
         assert (Path(STATIC_DIR) / licence).stat().st_size > 40
+
+
+async def test_every_problems_doc_url_leads_to_its_section(database_url: str) -> None:
+    """Issue 44 item 11: a problem's `doc_url` is `/docs/errors#<code>`, a page this server
+    serves, with a section of that id for every code, saying whether it is worth retrying."""
+    async with AsyncTestClient(app=create_app(database_url, run_clock=False)) as client:
+        missing = await client.get("/games/nope")
+        page = await client.get("/docs/errors")
+    assert missing.json()["doc_url"] == "/docs/errors#not-found"
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    for code, entry in CATALOGUE.items():
+        retry = "retryable" if entry.retryable else "not retryable"
+        section = f'<section id="{code}"><h2><code>{code}</code></h2>\n<p>{entry.status}, {retry}.'
+        assert section in page.text, code

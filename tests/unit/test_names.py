@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from service.domain.names import (
     NAME_MAX,
     NAME_MIN,
+    TOOL_PATTERN,
     InvalidName,
+    _accepted,
     display_name,
     name_pattern,
     skeleton,
@@ -119,9 +121,9 @@ NAME_EXAMPLES = int(os.environ.get("SWARM_NAME_EXAMPLES", "60"))
 @pytest.mark.slow
 @settings(max_examples=NAME_EXAMPLES, suppress_health_check=[HealthCheck.too_slow])
 @given(st.from_regex(name_pattern(), fullmatch=True).filter(lambda n: len(n) <= NAME_MAX))
-def test_every_name_the_document_allows_is_accepted(raw: str) -> None:
-    """The document's pattern (`name_pattern`, with `maxLength`) is exactly the rule: what
-    matches it is a name (and what does not is refused, by `display_name`'s first check)."""
+def test_every_name_the_rules_pattern_allows_is_accepted(raw: str) -> None:
+    """The exact rule's pattern (`name_pattern`, with the length) is the rule: what matches it
+    is a name (and what does not is refused, by `display_name`'s first check)."""
     shown = display_name(raw)
     assert NAME_MIN <= len(shown) <= NAME_MAX
 
@@ -133,3 +135,41 @@ def test_a_name_the_pattern_refuses_is_refused(raw: str) -> None:
             display_name(raw)
     else:
         display_name(raw)
+
+
+# --- the document's pattern: a superset every tool reads (issue 44 item 10) -----------------
+
+TOOL = re.compile(TOOL_PATTERN)
+ALLOWED = re.compile(TOOL_PATTERN.split("]*", 1)[0][1:] + "]")  # the pattern's own class
+
+
+def test_the_documents_pattern_is_short_and_holds_no_character_past_u_ffff() -> None:
+    """Node's `new RegExp(pattern)` threw on the exact rule's 19,543 characters, which hold
+    ranges past U+FFFF that only ECMAScript's `u` flag reads as characters."""
+    assert len(TOOL_PATTERN) < 400
+    assert TOOL_PATTERN.isascii()
+    assert len(name_pattern()) > 10_000 and not name_pattern().isascii()
+
+
+def test_every_character_the_rule_takes_the_documents_pattern_takes() -> None:
+    """Every code point: what the rule accepts in a name the pattern's class allows, so no
+    valid name fails the document; what the class refuses, the rule refuses."""
+    for code in range(0x110000):
+        char = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        if _accepted(char) is not None:
+            assert ALLOWED.fullmatch(char), hex(code)
+        elif code < 0x10000 and not ALLOWED.fullmatch(char):
+            assert _accepted(char) is None, hex(code)
+    # A name needs one visible character; the pattern needs one that is not a space.
+    assert TOOL.match("A") and not TOOL.match("   ") and not TOOL.match("\u3000")
+
+
+@given(st.text(max_size=NAME_MAX))
+def test_a_name_the_rule_accepts_matches_the_documents_pattern(raw: str) -> None:
+    try:
+        display_name(raw)
+    except InvalidName:
+        return
+    assert TOOL.match(raw), raw

@@ -4,12 +4,14 @@ code is (tests/problem_codes.py), catches each kind of break."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from litestar import Litestar, get
 from litestar.plugins.problem_details import ProblemDetailsPlugin
 from litestar.testing import TestClient
+from litestar.types import Scope
 
+from service.api import problems
 from service.api.app import create_app
 from service.api.openapi import served_document
 from service.api.problems import CATALOGUE, problem_details_config, title_of
@@ -50,6 +52,40 @@ def test_the_recorder_sees_what_the_app_answers() -> None:
     assert answer.status_code == 404
     assert ("probe", 404, "not-found") in problem_codes.OBSERVED
     assert ("not-found", "Not found") in problem_codes.TITLED
+    assert answer.json()["retryable"] is False
+    assert answer.json()["doc_url"] == "/docs/errors#not-found"
+
+
+def test_a_problem_whose_retry_or_link_is_not_its_codes_is_reported() -> None:
+    scope = cast("Scope", {"type": "http"})
+    before = set(problem_codes.MISDESCRIBED)
+    good = {
+        "type": "urn:swarm:problem:overloaded",
+        "title": problems.title_of("overloaded"),
+        "code": "overloaded",
+        "retryable": True,
+        "doc_url": "/docs/errors#overloaded",
+        "status": 503,
+        "detail": "x",
+    }
+    problem_codes._record(scope, 503, json.dumps(good).encode())
+    assert before == problem_codes.MISDESCRIBED
+    bad = {**good, "retryable": False}
+    problem_codes._record(scope, 503, json.dumps(bad).encode())
+    assert problem_codes.MISDESCRIBED - before == {
+        "`overloaded` answered with retryable False, not True"
+    }
+    problem_codes.MISDESCRIBED.clear()
+    problem_codes.MISDESCRIBED.update(before)
+
+
+def test_every_429_and_503_is_worth_retrying_and_so_are_the_races() -> None:
+    """Issue 44 item 11: whether the very same request can succeed is the code's; `conflict`
+    and `concurrent-change` are both races (retry.until_applied out of budget, an expired hold,
+    register's player stream moving three times), so a retry can succeed."""
+    retryable = {code for code, entry in CATALOGUE.items() if entry.retryable}
+    assert {c for c, e in CATALOGUE.items() if e.status in (429, 503)} <= retryable
+    assert {"conflict", "concurrent-change"} <= retryable
 
 
 def test_submit_move_lists_the_rules_it_can_break_and_no_account_codes() -> None:

@@ -13,18 +13,25 @@ and its random numbers, so the comparison between them is sharper than each esti
 - **hard** (`HARD`): every imagined player draws with the chance softmax(-risk / 1 sting) of the
   heuristic's risk (it counts only the bees still in hands between a stem's top and it); the bee
   with the fewest mean stings is played. (This was the expert level until the one below beat it.)
-- **expert** (`EXPERT`, up to 5 players): the same search on four times hard's work, with two
-  models of the other players' later turns at once: in half the deals they play as hard
+- **expert up to 5 players until issue 45** (`NESTED`): the same search on four times hard's work,
+  with two models of the other players' later turns at once: in half the deals they play as hard
   imagines them, in the other half uniformly at random (the plain Monte Carlo player MCS(n)'s
   model). Their bees *this turn* are not drawn from a model: in each imagined deal, each other
   seat plays what a small Monte Carlo player would from that seat's view of the deal (its own
-  hand; the other hands unseen), MCS(8) on playouts 4 turns long (`batch.mcs_picks`): a search
-  of two levels, the others searching too. Against three MCS(100), on 100 deals that no
-  expert line-up of the bench plays (200-299), this won 42.5% [33.5, 51.5] where the search
-  with modelled players only won 31.0% [22.0, 40.5] (paired: +11.5 points [-1.5, +24.0],
-  -1.55 stings [-3.06, +0.03]) at less CPU (docs/benchmarks.md, "Bee players"). At 8 players
-  the nested MCS costs too much (about 9 deals a round) and did not help (30 deals: 16.7%
-  against 31.7%).
+  hand; the other hands unseen), MCS(8) on playouts 4 turns long (`batch.mcs_picks`): a search of
+  two levels, the others searching too. Against three MCS(100), on 100 deals that no expert
+  line-up of the bench plays (200-299), this won 42.5% [33.5, 51.5] where the search with modelled
+  players only won 31.0% [22.0, 40.5] (paired: +11.5 points [-1.5, +24.0], -1.55 stings [-3.06,
+  +0.03]) at less CPU (docs/benchmarks.md, "Bee players"). At 8 players the nested MCS costs too
+  much (about 9 deals a round) and did not help (30 deals: 16.7% against 31.7%).
+- **expert up to 5 players** (`EXPERT`, issue 45): the table below for the others' bees this
+  turn in place of the nested MCS(8), their later turns still half at random and half as hard
+  imagines them, on the same work. Against three MCS(100) on deals 440-539 (100 games, none of
+  the bench's), paired with `NESTED` in one run: 50.8% [41.7, 60.5] of the win where it won
+  38.5% [29.0, 47.5] (+12.3 points [+0.7, +24.5]; -1.19 stings [-2.64, +0.28] a game), at
+  103 / 207 ms of CPU a decision (median / p99, load 6-9) against 91 / 123
+  (docs/benchmarks.md, "Bee players"). The table is cheaper than the nested search, so the
+  same work buys more deals, and it picks MCS(100)'s bee more often than an MCS(8) does.
 - **expert from 6 players on** (`EXPERT_LARGE`): hard's model of the others' later turns, on
   three times its work, and their bees this turn from one table a decision of what a plain
   Monte Carlo player would think each bee worth played now (`batch.mcs_table`: 2,000 random
@@ -61,10 +68,18 @@ from service.domain.rules.bee_view import BeeView
 
 # Card looks a decision may spend: they set its CPU time (docs/benchmarks.md, "Bee players").
 HARD_WORK = 1_000_000  # about 30 ms at 4 players, 45 ms at 8
-WORK = 4_500_000  # the expert's up to 5 players: about 100 ms at 4 players
+WORK = 4_500_000  # the expert's up to 5 players: about 105 ms at 4 players
 LARGE_WORK = 3_000_000  # the expert's from 6 players on: about 130 ms at 8 players
 HARD = batch.Search(work=HARD_WORK)
-EXPERT = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
+# Up to 5 players, the others' bees this turn from the MCS table too, their later turns half at
+# random and half as hard imagines them (issue 45): against three MCS(100) on deals 440-539
+# (the bench plays 0-199), paired with the nested search it replaces (`NESTED`), see the
+# module's docstring.
+EXPERT = batch.Search(
+    work=WORK, random_share=0.5, table=2000, table_temperature=0.6, seat_levels=True
+)
+# The expert up to 5 players before issue 45: each other seat an MCS(8) of 4-turn playouts.
+NESTED = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
 # From 6 players on, the expert searches with hard's model on 3 times its work, the others' bees
 # this turn from an MCS table (docs/benchmarks.md, "Bee players"). Screened at 8 players against
 # seven MCS(100) on deals 360-389 and 410-439 (60 games; the bench plays 0-199), each row the

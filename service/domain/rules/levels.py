@@ -76,12 +76,13 @@ class Level(NamedTuple):
 
 # The last fit of `make bench-bees` (`tests/bench/level_ratings.py`, which prints these values;
 # docs/benchmarks.md, "Bee players"): each level's rating [95% interval], from 100 games at 4
-# seats and 30 at 8 of the four levels and MCS(100) (rated 1,422 [1,241, 1,603]), 7 Dec 2026.
+# seats and 30 at 8 of the four levels and MCS(100) (rated 1,406 [1,242, 1,602]), 7 Dec 2026,
+# the expert with the MCS table at every size (issue 45).
 RATINGS = {
-    "easy": Rated(1179, 1005, 1361),
-    "medium": Rated(1238, 1059, 1428),
-    "hard": Rated(1790, 1597, 1957),
-    "expert": Rated(1835, 1663, 2002),
+    "easy": Rated(1115, 916, 1316),
+    "medium": Rated(1269, 1097, 1460),
+    "hard": Rated(1724, 1536, 1949),
+    "expert": Rated(1956, 1781, 2151),
 }
 
 
