@@ -11,7 +11,7 @@
 #   deploy/citus-cluster.sh status
 #   deploy/citus-cluster.sh database NAME # a fresh database NAME on every node, its URL printed
 #   deploy/citus-cluster.sh drop-database NAME
-#   deploy/citus-cluster.sh add-worker N  # start worker N (3) and add it to the cluster
+#   deploy/citus-cluster.sh add-worker N [DB]  # start worker N (3), add it to DB (swarm)
 #   deploy/citus-cluster.sh kill N        # SIGKILL worker N's postmaster (a crash)
 #   deploy/citus-cluster.sh start N       # start node N again (after kill)
 #   deploy/citus-cluster.sh cut N         # take worker N's link down (netns mode only)
@@ -74,6 +74,7 @@ network() {  # the bridge and node $1's namespace and veth pair (netns mode)
   fi
   ns="$(ns_of "$i")"; veth="${NAME}v$i"
   if ! ip netns list | grep -qw "$ns"; then
+    ip link delete "$veth" 2>/dev/null || true  # left by a namespace still being torn down
     ip netns add "$ns"
     ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip link set "$veth" master "$BRIDGE" up
@@ -92,10 +93,13 @@ init_node() {
   cat >>"$dir/data/postgresql.conf" <<EOF
 # deploy/citus-cluster.sh
 listen_addresses = '$(host_of "$i")'
+citus.local_hostname = '$(host_of "$i")'
 port = $(port_of "$i")
 unix_socket_directories = '$dir'
 shared_preload_libraries = 'citus'
 max_connections = 300
+max_worker_processes = 64
+max_logical_replication_workers = 16
 shared_buffers = 128MB
 wal_level = logical
 max_replication_slots = 16
@@ -187,11 +191,12 @@ active_nodes() {  # the nodes of the swarm database's cluster: the coordinator a
   done
 }
 
-add_worker() {
-  local i="$1"
+add_worker() {  # worker $1 started and added to database $2 (default: swarm) of the cluster
+  local i="$1" db="${2:-$DB}"
   start_node "$i"
   database "$i"
-  psql_node 0 "$DB" -c \
+  [ "$db" = "$DB" ] || database "$i" "$db"
+  psql_node 0 "$db" -c \
     "select citus_add_node('$(host_of "$i")', $(port_of "$i")) where not exists (
        select 1 from pg_dist_node where nodename = '$(host_of "$i")'
         and nodeport = $(port_of "$i"))" >/dev/null
@@ -253,7 +258,7 @@ case "$cmd" in
   status) status ;;
   database) new_database "${2:?database name}" ;;
   drop-database) drop_database "${2:?database name}" ;;
-  add-worker) add_worker "${2:?worker number}"; say "worker $2 added" ;;
+  add-worker) add_worker "${2:?worker number}" "${3:-$DB}"; say "worker $2 added" ;;
   kill)
     pid="$(head -1 "$BASE/node${2:?worker number}/data/postmaster.pid")"
     pkill -KILL -P "$pid" || true  # its backends too: the whole server dies at once

@@ -27,6 +27,7 @@ from service.usecases.identity import Identity
 from service.usecases.money import Money
 from service.usecases.my_games import MyGamesQuery
 from service.usecases.play import Play
+from service.usecases.play_now import PlayNow
 from service.usecases.profiles import Profiles
 from service.usecases.repository import Repository
 from service.usecases.retry import StreamTurns
@@ -51,6 +52,7 @@ class Swarm:
     history: History
     watching: Watching
     my_games: MyGamesQuery
+    play_now: PlayNow
 
 
 def bootstrap(
@@ -79,13 +81,14 @@ def bootstrap(
     deals = Deals(ctx, money)
     play = Play(ctx, repository, deals, turns)
     watching = Watching(ctx, repository)
+    tables = Tables(ctx, repository, deals, money, turns)
     return Swarm(
         ctx=ctx,
         repository=repository,
         identity=Identity(ctx),
         accounts=Accounts(ctx, hasher=hasher),
         profiles=Profiles(ctx),
-        tables=Tables(ctx, repository, deals, money, turns),
+        tables=tables,
         play=play,
         turn_clock=TurnClock(ctx, play),
         money=money,
@@ -94,4 +97,5 @@ def bootstrap(
         history=History(ctx, repository),
         watching=watching,
         my_games=MyGamesQuery(ctx, repository),
+        play_now=PlayNow(ctx, repository, tables, turns),
     )

@@ -129,6 +129,21 @@ class TableIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     rated: bool = False
 
 
+class PlayNowIn(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The kind of online table to be seated at now.
+
+    Attributes:
+        seats: Seats at the table: 2 to 8 (4 by default).
+        rated: A rated table (false, the default: casual).
+        stake: Coins each person puts in (an account is needed); 0, the default, for a free
+            table.
+    """
+
+    seats: PlayerCount = 4
+    rated: bool = False
+    stake: Annotated[int, msgspec.Meta(ge=0, le=1_000_000)] = 0
+
+
 HASH_PATTERN = "^[0-9a-f]{64}$"
 # A hash chain head a player recorded: the event's version (from 1), a colon, its hash.
 HeadText = Annotated[str, msgspec.Meta(pattern=r"^[1-9][0-9]{0,9}:[0-9a-f]{64}$")]

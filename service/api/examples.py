@@ -55,6 +55,10 @@ def requests() -> dict[str, dict[str, Any]]:
             ),
             "rated": _example("A rated table of 6", {"seats": 6, "rated": True}),
         },
+        "playNow": {
+            "any": _example("A casual table of 4", {}),
+            "rated": _example("A rated table of 3", {"seats": 3, "rated": True}),
+        },
         "joinTable": {"no_seed": no_seed, "seed": seed},
         "startGame": {"no_seed": no_seed, "seed": seed},
         "fillWithBees": {"no_seed": no_seed, "seed": seed},

@@ -19,6 +19,7 @@ from service.api.bodies import (
     NO_STORE,
     FillWithBeesIn,
     OptionalSeedIn,
+    PlayNowIn,
     SeedCommitmentIn,
     SeedIn,
     SoloTableIn,
@@ -130,6 +131,28 @@ class TableController(Controller):
             await service.tables.create_table(
                 player, data.seats, data.stake, clock, rated=data.rated
             )
+        )
+
+    @post(
+        "/play-now",
+        operation_id="playNow",
+        summary="Be seated at a table now",
+        status_code=200,
+        opt={BODY: "The kind of table: seats, rated or casual, stake; every field has a default."},
+    )
+    @refuses(BuyInNeedsAccount, InvalidTable, TooManyTables, InsufficientCoins, Conflict)
+    async def play_now(
+        self, data: JSONBody[PlayNowIn], service: Service, player: Caller
+    ) -> TableView:
+        """Seat yourself at a waiting online table of the kind you ask for (its seats, rated
+        or casual, its stake): of those waiting, the one whose people's average rating is
+        closest to yours. If none waits, a table of that kind is opened with you as its host
+        (`status` `open`, you alone): others asking for the same kind are seated with you as
+        they come; nobody coming, start with two people or fill the empty seats with bee
+        players (fillWithBees). Two people asking at once are seated at the same table, on
+        any instance. The refusals are joining's and opening's."""
+        return table_view(
+            await service.play_now.play_now(player, data.seats, data.rated, data.stake)
         )
 
     @get(

@@ -213,6 +213,7 @@ export const api = {
   listMyHistory: (kind = "all", offset = 0, limit = 20) =>
     call("GET", `/me/history?${q({ kind, offset, limit })}`),
   createTable: (settings) => call("POST", "/tables", settings),
+  playNow: (kind) => call("POST", "/play-now", kind),
   listTables: ({ stake = "any", hasFreeSeat = false, offset = 0, limit = 20 } = {}) =>
     call("GET", `/tables?${q({ stake, has_free_seat: hasFreeSeat, offset, limit })}`),
   getTable: (id) => call("GET", `/tables/${id}`),

@@ -345,6 +345,21 @@ export function lobbyScreen(app, container) {
     }
   };
 
+  // Play now: seated at once at a waiting table of this kind, or at a new one that waits.
+  const playNow = async () => {
+    try {
+      const table = await api.playNow({
+        seats: Number(seats.value),
+        rated: rated.checked,
+        stake: kindBuy.checked ? Number(stake.value) : 0,
+      });
+      savePlace({ table_id: table.table_id, game_id: table.game?.game_id ?? null, mode: "online" });
+      app.go(table.game ? `#/game/${table.game.game_id}` : `#/table/${table.table_id}`);
+    } catch (problem) {
+      app.showProblem(problem);
+    }
+  };
+
   replace(
     container,
     h(
@@ -377,7 +392,12 @@ export function lobbyScreen(app, container) {
           field("Seconds to choose a stem", choice),
           h("label", { class: "check" }, rated, " Rated: the games change ratings")
         ),
-        h("button", { class: "primary", type: "submit" }, "Open the table")
+        h(
+          "div",
+          { class: "row" },
+          h("button", { class: "primary", type: "button", onclick: playNow, title: "Be seated at a waiting table of this kind, or open one that waits for others" }, "▶ Play now"),
+          h("button", { class: "secondary", type: "submit" }, "Open the table")
+        )
       )
     )
   );

@@ -205,11 +205,12 @@ class Tables:
         clock: ClockSettings | None,
         *,
         rated: bool = False,
+        table_id: str | None = None,
     ) -> TableSeen:
         """An online table with the caller as host in seat 1 (their buy-in held, if any), up
         to `MAX_OPEN_TABLES` hosted at once. One player's openings take turns on an instance,
         so a burst cannot slip past the count (across instances it can by one per instance)."""
-        table_id = str(uuid.uuid4())
+        table_id = table_id or str(uuid.uuid4())  # Play now names it before opening it
         async with self.turns.turn(f"host-{player.player_id}"):
             hosting = await self.ctx.ports.lobby.hosting(player.player_id)
             opened = decide_open(

@@ -128,3 +128,21 @@ def test_the_leave_prompt_at_a_rated_table_says_what_leaving_costs(
     assert "Your 💰50 buy-in stays in the pot." in words
     assert f"{ben['name']} wins at once." in words
     assert "Your rating counts it as last place." in words
+
+
+def test_play_now_from_the_lobby_waits_at_a_table_the_next_asker_joins(
+    page: Any, board_url: str
+) -> None:
+    ann, ben = account(board_url, "Ann"), account(board_url, "Ben")
+    _sign_in(page, board_url, ann)
+    page.goto(board_url + "/#/lobby")
+    form = page.get_by_role("form", name="Open a table")
+    form.get_by_label("Seats").select_option("5")  # a kind no other test asks for
+    form.get_by_label("Rated: the games change ratings").check()
+    form.get_by_role("button", name="▶ Play now").click()
+    page.wait_for_url(re.compile(r".*#/table/.+"))
+    table_id = page.url.rsplit("/", 1)[-1]
+    seated = httpx.post(
+        f"{board_url}/play-now", json={"seats": 5, "rated": True}, headers=_auth(ben)
+    ).json()
+    assert seated["table_id"] == table_id and seated["you"] == 2

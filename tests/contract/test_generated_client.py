@@ -302,3 +302,15 @@ def test_a_generated_client_follows_a_game_through_its_stream_with_resume(api: G
     assert [m.id for m in table_messages] == list(range(1, len(table_messages) + 1))
     assert table_messages[0].event == "table_opened"
     assert all(m.data.type_ == m.event for m in table_messages)
+
+
+def test_a_generated_client_plays_now(api: Generated) -> None:
+    """playNow through the generated code: the first asker opens a table of the kind, the next
+    is seated there."""
+    ivy, jon = api.guest("Ivy"), api.guest("Jon")
+    body = api.models.PlayNowIn(seats=7, rated=True, stake=0)  # a kind no other test asks for
+    opened = api.op("tables", "play_now").sync(client=ivy, body=body)
+    assert isinstance(opened, api.models.TableView) and opened.you == 1, opened
+    seated = api.op("tables", "play_now").sync(client=jon, body=body)
+    assert isinstance(seated, api.models.TableView), seated
+    assert seated.table_id == opened.table_id and seated.you == 2 and seated.rated is True
