@@ -38,9 +38,12 @@ def _refusal(status: bytes, detail: bytes) -> bytes:
 
 
 # A staged close (below) lasts until the client closes its side, at most LINGER_MAX seconds,
-# and ends sooner once the client has sent nothing for LINGER_IDLE seconds.
-LINGER_IDLE = 1.0
-LINGER_MAX = 5.0
+# and ends sooner once the client has sent nothing for LINGER_IDLE seconds: nginx's defaults
+# (lingering_timeout 5 s, lingering_time 30 s). At 1 s and 5 s, a client that paused for over
+# a second while writing a 32 MB header (a process descheduled on a loaded machine) or wrote it
+# slower than 6.4 MB/s met a reset instead of its 431 (issue 44, item 14).
+LINGER_IDLE = 5.0
+LINGER_MAX = 30.0
 
 
 # Writes of one loop iteration are sent together (`_StagedClose.write`) up to this many bytes.
@@ -237,6 +240,8 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _linger_check(self) -> None:
         now = self.loop.time()
+        if unread_bytes(self._real_transport) > 0:  # the client sends; the loop is behind
+            self._linger_last = now
         if now >= self._linger_end or now - self._linger_last >= LINGER_IDLE:
             self._linger_timer = None
             self._real_transport.close()

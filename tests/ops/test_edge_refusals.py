@@ -15,6 +15,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -117,3 +118,38 @@ def test_refusals_before_the_request_is_read_reach_the_client(swarm: Any) -> Non
         assert "token" in json.loads(response.read())
     connection.close()
     assert "Traceback" not in server.log_text()
+
+
+def test_a_header_written_with_a_pause_still_gets_its_431(swarm: Any) -> None:
+    """Issue 44, item 14: a client writing a 32 MB header that pauses for 1.5 s on the way (as
+    a process on a loaded machine is descheduled) still reads its whole 431 and a clean end, not
+    a reset: the staged close waits for a quiet client as long as nginx does (5 s)."""
+    server = swarm().start()
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
+    header = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (32 * 1024 * 1024) + b"\r\n\r\n"
+    errors: list[str] = []
+
+    def write() -> None:
+        try:
+            sock.sendall(header[: 1024 * 1024])  # past the 16 KiB limit: refused by now
+            time.sleep(1.5)
+            sock.sendall(header[1024 * 1024 :])
+        except OSError as exc:
+            errors.append(f"write: {exc!r}")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    writer.join(60)
+    assert not writer.is_alive(), "the server never read the request"
+    chunks = []
+    try:
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    except OSError as exc:
+        errors.append(f"read: {exc!r}")
+    finally:
+        sock.close()
+    answer = b"".join(chunks)
+    assert not errors, errors
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    assert answer.endswith(b"Headers too large."), answer[-200:]
