@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 
 from service.store.migrate import migrate
+from service.store.pool import Pool, open_pool
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "citus-cluster.sh"
@@ -88,3 +89,15 @@ def database_url(citus_env: dict[str, str]) -> Iterator[str]:
         yield url
     finally:
         cluster("drop-database", name)
+
+
+@pytest.fixture(scope="session")
+async def pool(database_url: str) -> AsyncIterator[Pool]:
+    """The cluster's pool, a fixture of this folder. Without it the suite's session-wide `pool`
+    (tests/conftest.py) would be built on the cluster's `database_url` when a test here asks
+    first, and handed, still on Citus, to every test that runs after it on the same worker."""
+    pool = await open_pool(database_url, min_size=1, max_size=30)
+    try:
+        yield pool
+    finally:
+        await pool.close()
