@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-import msgspec
-
 from service.domain.players import rating_changes
 from service.domain.ratings import (
     Mismatch,
@@ -108,8 +106,7 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
     """Every rating recomputed from the log: each change from the person's stream before it
     and the others' streams at the versions it names (`check_ratings`), and each game's field
     from the game itself (its table rated, its places those the game's end gives)."""
-    streams: dict[str, list[tuple[int, RatingChanged]]] = {}
-    games: dict[str, tuple[str, set[tuple[str, int]]]] = {}
+    people: set[str] = set()
     cursor: LogCursor | None = None
     while True:
         # Every committed row, not only those below the horizon of transactions still running
@@ -120,12 +117,17 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
         if not rows:
             break
         cursor = rows[-1].cursor
-        for row in rows:
-            if row.type != "rating_changed":
-                continue
-            change = _DECODER.decode(row.data)
-            player_id = row.stream.removeprefix("player-")
-            streams.setdefault(player_id, []).append((row.version, change))
+        people.update(r.stream.removeprefix("player-") for r in rows if r.type == "rating_changed")
+    # Each person's changes from their own stream, in version order: the log's pages find who
+    # was rated, the stream is what each change is checked against (in `make test` a paged
+    # read once handed the checker a person's one change twice, while the stream held it once).
+    streams: dict[str, list[tuple[int, RatingChanged]]] = {}
+    games: dict[str, tuple[str, set[tuple[str, int]]]] = {}
+    for player_id in sorted(people):
+        rows = await ctx.store.read_stream(stream("player", player_id))
+        changes = rating_changes((r.version, r.type, r.data) for r in rows)
+        streams[player_id] = changes
+        for _, change in changes:
             games.setdefault(
                 change.game_id,
                 (change.table_id, {(p.player_id, p.place) for p in change.field}),
@@ -160,6 +162,3 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
                     )
                 )
     return check
-
-
-_DECODER = msgspec.json.Decoder(RatingChanged)
