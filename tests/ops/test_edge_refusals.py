@@ -25,15 +25,20 @@ pytestmark = pytest.mark.slow
 BIG = 8 * 1024 * 1024  # far beyond the socket buffers on both sides, so the server must read
 
 
-def _write_then_read(port: int, request: bytes) -> tuple[bytes, list[str]]:
-    """Write the whole request (in a thread, as a client that reads only afterwards), then
-    read until the server closes. Returns what was read and any socket error on either side."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+def _write_then_read(
+    port: int, request: bytes, *, pause_after: int = 0, pause: float = 0.0
+) -> tuple[bytes, list[str]]:
+    """Write the whole request (in a thread, as a client that reads only afterwards; with a
+    `pause` after its first `pause_after` bytes), then read until the server closes. Returns
+    what was read and any socket error on either side."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     errors: list[str] = []
 
     def write() -> None:
         try:
-            sock.sendall(request)
+            sock.sendall(request[:pause_after])
+            time.sleep(pause)
+            sock.sendall(request[pause_after:])
         except OSError as exc:
             errors.append(f"write: {exc!r}")
 
@@ -125,31 +130,9 @@ def test_a_header_written_with_a_pause_still_gets_its_431(swarm: Any) -> None:
     a process on a loaded machine is descheduled) still reads its whole 431 and a clean end, not
     a reset: the staged close waits for a quiet client as long as nginx does (5 s)."""
     server = swarm().start()
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=30)
     header = b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (32 * 1024 * 1024) + b"\r\n\r\n"
-    errors: list[str] = []
-
-    def write() -> None:
-        try:
-            sock.sendall(header[: 1024 * 1024])  # past the 16 KiB limit: refused by now
-            time.sleep(1.5)
-            sock.sendall(header[1024 * 1024 :])
-        except OSError as exc:
-            errors.append(f"write: {exc!r}")
-
-    writer = threading.Thread(target=write)
-    writer.start()
-    writer.join(60)
-    assert not writer.is_alive(), "the server never read the request"
-    chunks = []
-    try:
-        while chunk := sock.recv(65536):
-            chunks.append(chunk)
-    except OSError as exc:
-        errors.append(f"read: {exc!r}")
-    finally:
-        sock.close()
-    answer = b"".join(chunks)
+    # Past the 16 KiB limit after the first MiB: refused by then, while the rest is unsent.
+    answer, errors = _write_then_read(server.port, header, pause_after=1024 * 1024, pause=1.5)
     assert not errors, errors
     assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
     assert answer.endswith(b"Headers too large."), answer[-200:]
