@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from service.domain.history import Moment, Step, TurnSteps, moment, states, steps_of, turns_of
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_event
+from service.domain.views import SeatRatingView
 from service.store.log import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import VersionNotFound
-from service.domain.views import SeatRatingView
 from service.usecases.identity import Player
 from service.usecases.ratings import seat_ratings
 from service.usecases.repository import Repository

@@ -69,6 +69,7 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     for shown, rating in zip(ended["ratings"], ratings, strict=True):
         assert shown["status"] == "delivered" and shown["before"] == 1500
         assert shown["after"] == rating["points"] and shown["change"] == rating["points"] - 1500
+
     # The replay's steps carry the same changes, before and after, to anyone who may see the
     # game (issue 43: "shown ... the replay"); a casual game's none.
     async def steps(game_id: str) -> dict[str, Any]:
