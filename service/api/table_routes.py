@@ -342,7 +342,8 @@ class TableController(Controller):
     ) -> TableView:
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
-        `game_opened` event."""
+        `game_opened` event whose `follows` is the game just ended: whoever watched that game
+        (a spectator) follows to the new one."""
         return table_view(
             await service.tables.play_again(player, str(table_id), client_seed_of(data))
         )

@@ -172,7 +172,16 @@ class Outbox(Protocol):
 
     def claim_due(
         self, older_than: timedelta, limit: int
-    ) -> AbstractAsyncContextManager[OutboxClaim]: ...
+    ) -> AbstractAsyncContextManager[OutboxClaim]:
+        """The oldest due transfers of the kinds this version knows (`transfers.KINDS`), each
+        to one claim at a time; a row of another kind (a newer version's, in a rolling deploy)
+        is never claimed here, and one this version cannot decode is left where it is."""
+        ...
+
+    async def unknown_due(self, older_than: timedelta) -> dict[str, int]:
+        """Due transfers of kinds this version does not know, counted by kind: left for a
+        newer instance (the relay logs them)."""
+        ...
 
     async def delivered(self, transfer: TransferUnion) -> None:
         """Delivered by the request that wrote it: gone from the outbox."""
