@@ -106,6 +106,15 @@ def test_a_rated_game_shows_on_the_profile_leaderboard_lobby_and_history(
     assert past.get_by_role("link", name=re.compile("^Replay")).get_attribute("href") == (
         f"#/replay/{game_id}"
     )
+    # The replay shows each person's rating before and after the game, and the change.
+    past.get_by_role("link", name=re.compile("^Replay")).click()
+    ratings = page.get_by_role("region", name="Ratings")
+    ratings.wait_for()
+    lines = ratings.locator("li").all_inner_texts()
+    assert lines[0] == f"You: 1500 → {points}? ({'+' if change >= 0 else ''}{change})", lines
+    assert lines[1].startswith(f"{ben['name']}: 1500 → "), lines
+    page.goto(board_url + "/#/games")
+    page.locator(f'.past-game[data-game="{game_id}"]').wait_for()
     page.get_by_label("Which games").select_option("casual")
     page.get_by_text("No finished game yet.").wait_for()
     assert page.locator(f'.past-game[data-game="{game_id}"]').count() == 0
