@@ -3,9 +3,13 @@ prepare the game), read through the `port.DealSecrets` port."""
 
 from __future__ import annotations
 
+from service.store import citus
 from service.store.pool import Pool
 
 _SERVER_SEED = "select server_seed from deal_secrets where game_id = $1"
+# On Citus (migration 0020) by the game's shard key too: read on its one shard, so a game on a
+# worker that answers ends (its seed revealed) while another worker is away.
+_SERVER_SEED_ON_CITUS = "select server_seed from deal_secrets where shard_key = $1 and game_id = $1"
 
 
 class StoredDealSecrets:
@@ -13,5 +17,6 @@ class StoredDealSecrets:
         self._pool = pool
 
     async def server_seed(self, game_id: str) -> bytes | None:
-        seed = await self._pool.fetchval(_SERVER_SEED, game_id)
+        sql = _SERVER_SEED_ON_CITUS if await citus.detect(self._pool) else _SERVER_SEED
+        seed = await self._pool.fetchval(sql, game_id)
         return None if seed is None else bytes(seed)
