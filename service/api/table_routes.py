@@ -73,6 +73,7 @@ from service.domain.tables import (
     TableFull,
     TooManyTables,
 )
+from service.store.rows import Reach
 from service.usecases.errors import Conflict, Forbidden, NotFound
 
 log = structlog.get_logger(__name__)
@@ -179,11 +180,14 @@ class TableController(Controller):
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
     ) -> LobbyPage:
         """The lobby: open tables, newest first, with seats taken of the total, stake, host and
-        when they opened. Served from a projection written with the tables' events."""
+        when they opened. Served from a projection written with the tables' events. While
+        part of the database is away (a worker of a Citus cluster), the tables of the rest,
+        with `partial` true."""
+        reach = Reach()
         listed = await service.tables.list_tables(
-            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
+            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset, reach=reach
         )
-        return lobby_page(listed, limit, offset)
+        return lobby_page(listed, limit, offset, reach.partial)
 
     @get(
         "/tables/{table_id:uuid}",
