@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus bench-citus
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus race-citus bench-citus
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -152,12 +152,19 @@ citus-down:
 	deploy/citus-cluster.sh down
 
 # The Citus tier (tests/citus, docs/scaling.md "The store on Citus"): the store's contract
-# suites, every write counted single-shard by Citus, faults across hosts and a rebalance, on the
+# suites, the e2e game flows, the clock thread, a race, every write counted single-shard by
+# Citus, faults across hosts and a rebalance with online games on the clock, on the
 # cluster above (started if it is not running). `make test` runs only its smoke
 # (tests/citus/test_smoke.py), which skips, in red, without a cluster.
 test-citus: $(VENV)/.installed
 	deploy/citus-cluster.sh up
-	SWARM_CITUS_TIER=1 $(PY) -m pytest -q $(CITUS_TESTS)
+	SWARM_CITUS_TIER=1 SWARM_RACE_GAMES=$${SWARM_RACE_GAMES:-1} $(PY) -m pytest -q $(CITUS_TESTS)
+
+# `make race` on the cluster (tests/citus/test_race.py): seven games raced on two instances,
+# over 1,000 moves; `make test-citus` races one.
+race-citus: $(VENV)/.installed
+	deploy/citus-cluster.sh up
+	SWARM_CITUS_TIER=1 SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/citus/test_race.py
 
 # Appends a second on Citus with one worker and with two against plain PostgreSQL, where each
 # node's CPU goes, Citus' router share, and a move's p50/p99 over HTTP on Citus ÷ on plain, in

@@ -38,6 +38,7 @@ from service.api.limits import client_address
 from service.api.problems import problem, refuses
 from service.bootstrap import Swarm
 from service.domain.names import InvalidName
+from service.store.rows import Reach
 from service.usecases.accounts import (
     PASSWORD_MAX,
     PASSWORD_MIN,
@@ -271,8 +272,10 @@ class ProfileController(Controller):
     async def list_my_games(self, player: Caller, service: Service) -> MyGames:
         """The tables you sit at now, solo ones included, most recently joined first, each
         with its current game (its id, phase and turn) and whether it waits for your move:
-        what a client reloads to resume."""
-        return my_games(await service.my_games.list(player))
+        what a client reloads to resume. While part of the database is away (a worker of a
+        Citus cluster), the tables of the rest, with `partial` true."""
+        reach = Reach()
+        return my_games(await service.my_games.list(player, reach), reach.partial)
 
     @get("/me/history", operation_id="listMyHistory", summary="The games you have played")
     @refuses()
@@ -290,9 +293,12 @@ class ProfileController(Controller):
         """Your finished games, solo ones included, newest first, a page at a time
         (`next_offset` is null on the last page): when each ended, its seats (people by name,
         bee players by level), your place and stings, what it did to your rating, and the
-        paths of its replay (listGameSteps) and its export (exportGame)."""
-        games = await service.my_games.history(player, kind, limit + 1, offset)
-        return history_page(games, kind, limit, offset)
+        paths of its replay (listGameSteps) and its export (exportGame). While part of the
+        database is away (a worker of a Citus cluster), the games of the rest, with `partial`
+        true (503 while your own record's part is away)."""
+        reach = Reach()
+        games = await service.my_games.history(player, kind, limit + 1, offset, reach)
+        return history_page(games, kind, limit, offset, reach.partial)
 
     @get(
         "/players/{player_id:uuid}",
@@ -374,7 +380,9 @@ class ProfileController(Controller):
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
         null on the last page). Ties are broken by the other measure, then by player id.
         `by=rating` ranks the people with a rated game by their skill rating, settled ratings
-        first, then provisional ones (each entry carries its rating, XP beside it)."""
+        first, then provisional ones (each entry carries its rating, XP beside it). Whole or
+        not at all: while part of the database is away (a worker of a Citus cluster), 503
+        `database-unavailable` at once, as ranks count everyone."""
         ranked = await service.profiles.leaderboard(by, limit + 1, offset)
         return leaderboard_page(by, ranked, limit, offset)
 

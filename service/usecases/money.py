@@ -412,6 +412,14 @@ class Money:
             await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
         return bool(events)
 
+    async def report_unknown(self, after: timedelta = RELAY_AFTER) -> dict[str, int]:
+        """Log the transfers waiting for a newer instance (a kind this version cannot deliver,
+        in a rolling deploy): they are left for it, not a fault here. Returns them by kind."""
+        unknown = await self.outbox.unknown_due(after)
+        if unknown:
+            log.warning("transfers left for a newer instance", kinds=unknown)
+        return unknown
+
     async def run(self) -> None:
         """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,
         each at its own pace, until cancelled."""
@@ -427,6 +435,7 @@ class Money:
                     expire_due = loop.time() + min(EXPIRE_EVERY, self.ctx.hold_expiry)
                 if loop.time() >= legacy_due:
                     await self.release_legacy_holds()
+                    await self.report_unknown()
                     legacy_due = loop.time() + LEGACY_SWEEP_EVERY
                 await asyncio.sleep(RELAY_EVERY)
             except asyncio.CancelledError:

@@ -22,6 +22,10 @@ import pytest
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
 
+# The e2e suite's app and players (tests/e2e/conftest.py): its flows, imported by the modules
+# here, run on this folder's `database_url`, the cluster's.
+from tests.e2e.conftest import ada, anon, client  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "citus-cluster.sh"
 

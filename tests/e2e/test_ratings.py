@@ -69,6 +69,17 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     for shown, rating in zip(ended["ratings"], ratings, strict=True):
         assert shown["status"] == "delivered" and shown["before"] == 1500
         assert shown["after"] == rating["points"] and shown["change"] == rating["points"] - 1500
+
+    # The replay's steps carry the same changes, before and after, to anyone who may see the
+    # game (issue 43: "shown ... the replay"); a casual game's none.
+    async def steps(game_id: str) -> dict[str, Any]:
+        response = await anon.client.get(f"/games/{game_id}/steps", headers=people[2].headers)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    assert (await steps(last["game_id"]))["ratings"] == ended["ratings"]
+    assert (await steps(casual["game_id"]))["ratings"] is None
     # Fewer stings, more points: the winners gain and the last loses (unless all tied).
     ranked = sorted(by_seat, key=lambda seat: by_seat[seat])
     points = [ratings[seat - 1]["points"] for seat in ranked]
