@@ -7,8 +7,9 @@ from service.store import citus
 from service.store.pool import Pool
 
 _SERVER_SEED = "select server_seed from deal_secrets where game_id = $1"
-# On Citus (migration 0020) by the game's shard key too: read on its one shard, so a game on a
-# worker that answers ends (its seed revealed) while another worker is away.
+# On Citus the table is distributed by the game's id (`shard_key`, migration 0020): named, the
+# read is one shard's (a router query) instead of one on every shard, and it is answered while
+# another worker is away.
 _SERVER_SEED_ON_CITUS = "select server_seed from deal_secrets where shard_key = $1 and game_id = $1"
 
 
