@@ -150,8 +150,12 @@ class TableController(Controller):
         closest to yours. If none waits, a table of that kind is opened with you as its host
         (`status` `open`, you alone): others asking for the same kind are seated with you as
         they come; nobody coming, start with two people or fill the empty seats with bee
-        players (fillWithBees). Two people asking at once are seated at the same table, on
-        any instance. The refusals are joining's and opening's."""
+        players (fillWithBees). Alone, bee players cannot fill an online table (they don't
+        keep a game going): leave it (leaveTable; a buy-in comes back before the first deal)
+        and play the same seats against bees on your own (createSoloTable: practice, nothing
+        paid, recorded or rated), as the board offers after 30 seconds of waiting. Two people
+        asking at once are seated at the same table, on any instance. The refusals are
+        joining's and opening's."""
         return table_view(
             await service.play_now.play_now(player, data.seats, data.rated, data.stake)
         )

@@ -29,9 +29,13 @@ import logging
 import time
 import weakref
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from service.store import citus
+from service.store.log import LogCursor, RecordedEvent
 from service.store.pool import UNAVAILABLE, Pool
 from service.store.port import PoolExhausted
 from service.store.rows import Reach, ShardsAway
@@ -196,3 +200,98 @@ async def whole(pool: Pool, sql: str, *args: Any) -> list[Any] | None:
         log.warning("a read across shards did not answer whole (%r): asking each worker", exc)
         return None
     return rows
+
+
+# --- the whole log, shard by shard ---------------------------------------------------------
+
+# The shards of `events` in the order of their hash ranges (a shard's index in `Layout`), each
+# with its table's name and the worker holding it.
+_EVENT_SHARDS = """
+select shard_name(s.logicalrelid, s.shardid), n.nodename, n.nodeport
+  from pg_dist_shard as s
+  join pg_dist_placement as p using (shardid)
+  join pg_dist_node as n using (groupid)
+ where s.logicalrelid = 'events'::regclass and p.shardstate = 1 and n.noderole = 'primary'
+ order by s.shardminvalue::integer
+"""
+# One shard's page, run on its worker: in (txid, position) order after the cursor, below that
+# worker's own horizon when asked (%5$s: the condition or `true`).
+_SHARD_PAGE = """
+select coalesce(json_agg(t order by t.txid, t.position), '[]')::text from (
+  select position, stream, version, type, data::text as data, metadata::text as metadata,
+         recorded_at, encode(hash, 'hex') as hash, chain, txid
+    from %1$s
+   where (txid, position) > (%2$L::xid8, %3$L::bigint)
+     and (%4$L::text is null or starts_with(stream, %4$L::text))
+     and %5$s
+   order by txid, position
+   limit %6$L::bigint) as t
+"""
+_ON_ONE_WORKER = """
+select r.success, r.result
+  from master_run_on_worker(array[$1::text], array[$2::integer],
+                            array[format($3, variadic $4::text[])], false) as r
+"""
+_HORIZON = "txid < pg_snapshot_xmin(pg_current_snapshot())"
+
+
+class _LogRow(msgspec.Struct, frozen=True):
+    position: int
+    stream: str
+    version: int
+    type: str
+    data: str
+    metadata: str
+    recorded_at: datetime
+    hash: str | None
+    chain: int
+    txid: str  # an xid8, which JSON writes as a string
+
+
+_LOG_ROWS = msgspec.json.Decoder(list[_LogRow])
+_META = msgspec.json.Decoder(dict[str, Any])
+
+
+async def read_all(
+    pool: Pool, after: LogCursor, limit: int, stream_prefix: str | None, horizon: bool
+) -> list[RecordedEvent]:
+    """`EventStore.read_all` on Citus: every shard in the order of their hash ranges, each in
+    its own (txid, position) order after the cursor's place in it and below its own worker's
+    horizon; each event's `cursor` is the reader's place in every shard once it is read.
+    Transaction ids and horizons are a worker's own, so one (txid, position) cannot say where
+    a reader is in the whole log (docs/scaling.md, "The whole log on Citus")."""
+    shards = await pool.fetch(_EVENT_SHARDS)
+    if after.shards and len(after.shards) != len(shards):
+        raise ValueError("the cursor was taken with another number of shards")
+    places = list(after.shards or [(0, 0)] * len(shards))
+    events: list[RecordedEvent] = []
+    for index, (name, host, port) in enumerate(shards):
+        if len(events) >= limit:
+            break
+        txid, position = places[index]
+        args = [name, str(txid), str(position), stream_prefix, _HORIZON if horizon else "true"]
+        args.append(str(limit - len(events)))
+        [(success, result)] = await pool.fetch(_ON_ONE_WORKER, host, port, _SHARD_PAGE, args)
+        result = result or ""
+        if not success:
+            if _unreachable(result):
+                raise ShardsAway([f"{host}:{port}"])
+            raise RuntimeError(f"a read of the log failed on {host}:{port}: {result}")
+        for r in _LOG_ROWS.decode(result):
+            places[index] = (int(r.txid), r.position)
+            events.append(
+                RecordedEvent(
+                    position=r.position,
+                    stream=r.stream,
+                    version=r.version,
+                    type=r.type,
+                    data=r.data.encode("utf-8"),
+                    metadata=_META.decode(r.metadata),
+                    recorded_at=r.recorded_at,
+                    hash=b"" if r.hash is None else bytes.fromhex(r.hash),
+                    txid=int(r.txid),
+                    chain=r.chain,
+                    after=LogCursor(shards=tuple(places)),
+                )
+            )
+    return events

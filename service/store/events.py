@@ -773,6 +773,8 @@ class EventStore:
         if limit <= 0:
             return []
         after = after or LogCursor()
+        if await self.on_citus():
+            return await citus_reads.read_all(self._pool, after, limit, stream_prefix, horizon)
         where = ["(txid, position) > ($1::text::xid8, $2)"]
         args: list[Any] = [str(after.txid), after.position, limit]
         if horizon:
