@@ -135,11 +135,13 @@ race: $(VENV)/.installed
 	SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/e2e/test_racing_moves.py
 
 # Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
-# Chromium against a throw-away database.
+# Chromium against a throw-away database; then the ratings' places (tests/browser/rating_shots.py:
+# My games, the leaderboard by rating, the profile, a rated game's end and replay, Play now).
 browser-deps: $(AXE)
 
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots
+	$(PY) -m tests.browser.rating_shots
 
 # A Citus cluster (a coordinator and two workers, each in a network namespace of its own when
 # run as root, else on ports of 127.0.0.1; deploy/citus-cluster.sh): needs Debian's PostgreSQL 15
