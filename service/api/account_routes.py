@@ -16,6 +16,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.exceptions import ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
 from litestar.response import Stream
@@ -78,9 +79,26 @@ NDJSON_DESCRIPTION = (
 _NDJSON_ENCODER = msgspec.json.Encoder()
 
 
-def _utc(moment: datetime | None) -> datetime | None:
-    """A time without a zone is taken as UTC (as the answers' times are)."""
-    return moment.replace(tzinfo=UTC) if moment and moment.tzinfo is None else moment
+# RFC 3339's date-time (what `format: date-time` means), its offset required, at most
+# microseconds (what PostgreSQL keeps): the exact rule, in the document as the parameter's
+# pattern. An answer's own times (`ended_at`) read back as such.
+RFC3339 = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
+def _moment(name: str, value: str | None) -> datetime | None:
+    """A query's time (its pattern checked) as a UTC datetime; 400 for a date that does not
+    exist (a 13th month) or one outside the years 1 to 9999 once in UTC."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ValidationException(
+            f"{name}: not a time between the years 1 and 9999 (UTC): {value[:40]!r}"
+        ) from None
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -333,12 +351,21 @@ class ProfileController(Controller):
         player: Caller,
         service: Service,
         since: Annotated[
-            datetime | None,
-            QueryParameter(description="Only games that ended at or after this time (ISO 8601)"),
+            str | None,
+            QueryParameter(
+                pattern=RFC3339,
+                format="date-time",
+                description="Only games that ended at or after this time (RFC 3339, with its "
+                "offset: `2026-12-07T10:00:00Z`)",
+            ),
         ] = None,
         until: Annotated[
-            datetime | None,
-            QueryParameter(description="Only games that ended before this time (ISO 8601)"),
+            str | None,
+            QueryParameter(
+                pattern=RFC3339,
+                format="date-time",
+                description="Only games that ended before this time (RFC 3339, with its offset)",
+            ),
         ] = None,
         max: Annotated[  # lichess's name for it
             int | None,
@@ -353,7 +380,11 @@ class ProfileController(Controller):
         404 for a player nobody knows."""
         await service.profiles.player(str(player_id))  # 404 for a player nobody knows
         exports = await service.exports.player_games(
-            str(player_id), player, since=_utc(since), until=_utc(until), most=max
+            str(player_id),
+            player,
+            since=_moment("since", since),
+            until=_moment("until", until),
+            most=max,
         )
 
         async def lines() -> AsyncIterator[bytes]:

@@ -165,9 +165,30 @@ async def test_a_players_games_export_as_ndjson_each_line_an_audited_game(anon: 
     ended = history[0]["ended_at"]
     assert [g["game_id"] for g in await export(ann, ann_id, since=ended)] == [mine[0]["game_id"]]
     assert mine[0]["game_id"] not in {g["game_id"] for g in await export(ann, ann_id, until=ended)}
-    assert await export(ann, ben_id, until="2001-01-01T00:00:00") == []
+    assert await export(ann, ben_id, until="2001-01-01T00:00:00Z") == []
+    assert await export(ann, ann_id, since="2001-01-01T01:00:00+01:00") == mine
     unknown = await ann.client.get(f"/players/{uuid.uuid4()}/games", headers=ann.headers)
     assert unknown.status_code == 404
     assert unknown.headers["content-type"].startswith("application/problem+json")
-    bad = await ann.client.get(f"/players/{ann_id}/games?since=yesterday", headers=ann.headers)
-    assert bad.status_code == 400
+    # Times are RFC 3339 with their offset, as the document's pattern says, and within the
+    # years 1 to 9999 in UTC: anything else is a 400, never read as something else (a Unix
+    # time, no bound) nor a 500 (a year 0 or 10000 once in UTC, which PostgreSQL refused).
+    for odd in (
+        "yesterday",
+        "1700000000",
+        "-1",
+        "1e9",
+        "null",
+        "2026-12-07",
+        "2026-12-07T00:00:00",  # no offset
+        "2026-12-07T00:00:00+0100",
+        "2026-13-07T00:00:00Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59-01:00",
+    ):
+        for name in ("since", "until"):
+            bad = await ann.client.get(
+                f"/players/{ann_id}/games", params={name: odd}, headers=ann.headers
+            )
+            assert bad.status_code == 400, (name, odd, bad.text)
+            assert bad.headers["content-type"].startswith("application/problem+json")
