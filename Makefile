@@ -2,7 +2,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus
+.PHONY: browser-deps run migrate test test-unit test-integration test-e2e test-browser check check-fast lint typecheck fmt bench bench-quick bench-bees bench-profile bench-online documents fuzz faults leaks race screenshots citus-up citus-down test-citus race-citus bench-citus
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -135,11 +135,13 @@ race: $(VENV)/.installed
 	SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/e2e/test_racing_moves.py
 
 # Regenerate the board's screenshots in docs/board/ (shown in the README) by playing it in
-# Chromium against a throw-away database.
+# Chromium against a throw-away database; then the ratings' places (tests/browser/rating_shots.py:
+# My games, the leaderboard by rating, the profile, a rated game's end and replay, Play now).
 browser-deps: $(AXE)
 
 screenshots: $(VENV)/.installed
 	$(PY) -m tests.browser.screenshots
+	$(PY) -m tests.browser.rating_shots
 
 # A Citus cluster (a coordinator and two workers, each in a network namespace of its own when
 # run as root, else on ports of 127.0.0.1; deploy/citus-cluster.sh): needs Debian's PostgreSQL 15
@@ -152,9 +154,25 @@ citus-down:
 	deploy/citus-cluster.sh down
 
 # The Citus tier (tests/citus, docs/scaling.md "The store on Citus"): the store's contract
-# suites, every write counted single-shard by Citus, faults across hosts and a rebalance, on the
+# suites, the e2e game flows, the clock thread, a race, every write counted single-shard by
+# Citus, faults across hosts and a rebalance with online games on the clock, on the
 # cluster above (started if it is not running). `make test` runs only its smoke
 # (tests/citus/test_smoke.py), which skips, in red, without a cluster.
 test-citus: $(VENV)/.installed
 	deploy/citus-cluster.sh up
-	SWARM_CITUS_TIER=1 $(PY) -m pytest -q $(CITUS_TESTS)
+	SWARM_CITUS_TIER=1 SWARM_RACE_GAMES=$${SWARM_RACE_GAMES:-1} $(PY) -m pytest -q $(CITUS_TESTS)
+
+# `make race` on the cluster (tests/citus/test_race.py): seven games raced on two instances,
+# over 1,000 moves; `make test-citus` races one.
+race-citus: $(VENV)/.installed
+	deploy/citus-cluster.sh up
+	SWARM_CITUS_TIER=1 SWARM_RACE_GAMES=7 $(PY) -m pytest -q -s tests/citus/test_race.py
+
+# Appends a second on Citus with one worker and with two against plain PostgreSQL, where each
+# node's CPU goes, Citus' router share, and a move's p50/p99 over HTTP on Citus ÷ on plain, in
+# one run (tests/bench/citus.py, docs/benchmarks.md "The store on Citus"; ~6 min) on the cluster
+# above (started if it is not running) and a plain PostgreSQL of its own.
+# CITUS_ARGS passes more options: --quick (one short round, ~2 min), --no-http, --clients N.
+bench-citus: $(VENV)/.installed
+	deploy/citus-cluster.sh up
+	$(PY) -m tests.bench.citus $(CITUS_ARGS)

@@ -87,3 +87,7 @@ ADMISSION_LIMIT = Gauge(
 SLOW_CLIENTS = Counter(
     "swarm_slow_client_total", "Requests dropped because the body did not arrive in time"
 )
+SLOW_READERS = Counter(
+    "swarm_slow_reader_total",
+    "Streams and exports dropped because the client took none of their bytes in time",
+)

@@ -336,6 +336,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._in_headers = False
         self._cancel_deadline()
         super().on_headers_complete()
+        # How the app's edge drops a client that stopped reading a long answer (a stream,
+        # an export): abort, so the bytes buffered for it go too (a close would wait for them
+        # to be sent, for ever). service/api/edge.py, `Edge._read_by_client`.
+        self.scope["swarm.abort"] = self.transport.abort  # type: ignore[typeddict-unknown-key]
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

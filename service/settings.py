@@ -49,6 +49,7 @@ class Settings:
     # seconds the event loop may run late before fewer requests are admitted at once; 0: off
     max_loop_lag: float = 0.025
     max_streams: int = 10_000
+    max_exports: int = 4  # players' games in bulk being sent at once (streams apart)
     max_body_bytes: int = 16 * 1024
     rate_limit: int = 200  # requests a second per bearer token (or address); 0: off
     guests_per_hour: int = 30  # new guests per client address in any hour; 0: off
@@ -57,6 +58,8 @@ class Settings:
     max_header_bytes: int = 16 * 1024  # request line and headers together
     header_timeout: float = 10.0  # to receive the request line and all headers
     body_timeout: float = 10.0  # to receive the whole body once the headers are in
+    # a stream or an export whose client takes none of its bytes for this long is dropped
+    send_timeout: float = 30.0
     # idle time between requests on one connection: longer than a player's wait between two
     # moves, so a person's client keeps its connection (a new one costs the server far more)
     keep_alive_timeout: float = 75.0
@@ -105,7 +108,13 @@ class Settings:
         need(1 <= self.port <= 65535, "port", "a TCP port, 1-65535")
         need(1 <= self.workers <= 64, "workers", "1-64 processes")
         need(1 <= self.pool_size <= 1000, "pool_size", "1-1000 connections")
-        for name in ("max_in_flight", "max_streams", "max_body_bytes", "max_header_bytes"):
+        for name in (
+            "max_in_flight",
+            "max_streams",
+            "max_exports",
+            "max_body_bytes",
+            "max_header_bytes",
+        ):
             need(getattr(self, name) >= 1, name, "a whole number, at least 1")
         need(self.max_header_bytes >= 1024, "max_header_bytes", "at least 1024 bytes")
         need(self.rate_limit >= 0, "rate_limit", "0 (off) or more requests a second")
@@ -116,6 +125,7 @@ class Settings:
             "db_command_timeout",
             "header_timeout",
             "body_timeout",
+            "send_timeout",
             "keep_alive_timeout",
             "shutdown_timeout",
             "stream_heartbeat",

@@ -16,6 +16,7 @@ import msgspec
 from litestar import Controller, Request, delete, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
+from litestar.exceptions import ValidationException
 from litestar.openapi import ResponseSpec
 from litestar.params import JSONBody, QueryParameter
 from litestar.response import Stream
@@ -38,6 +39,7 @@ from service.api.limits import client_address
 from service.api.problems import problem, refuses
 from service.bootstrap import Swarm
 from service.domain.names import InvalidName
+from service.store.rows import Reach
 from service.usecases.accounts import (
     PASSWORD_MAX,
     PASSWORD_MIN,
@@ -77,9 +79,26 @@ NDJSON_DESCRIPTION = (
 _NDJSON_ENCODER = msgspec.json.Encoder()
 
 
-def _utc(moment: datetime | None) -> datetime | None:
-    """A time without a zone is taken as UTC (as the answers' times are)."""
-    return moment.replace(tzinfo=UTC) if moment and moment.tzinfo is None else moment
+# RFC 3339's date-time (what `format: date-time` means), its offset required, at most
+# microseconds (what PostgreSQL keeps): the exact rule, in the document as the parameter's
+# pattern. An answer's own times (`ended_at`) read back as such.
+RFC3339 = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
+def _moment(name: str, value: str | None) -> datetime | None:
+    """A query's time (its pattern checked) as a UTC datetime; 400 for a date that does not
+    exist (a 13th month) or one outside the years 1 to 9999 once in UTC."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value).astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ValidationException(
+            f"{name}: not a time between the years 1 and 9999 (UTC): {value[:40]!r}"
+        ) from None
 
 
 class RegisterIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -271,8 +290,10 @@ class ProfileController(Controller):
     async def list_my_games(self, player: Caller, service: Service) -> MyGames:
         """The tables you sit at now, solo ones included, most recently joined first, each
         with its current game (its id, phase and turn) and whether it waits for your move:
-        what a client reloads to resume."""
-        return my_games(await service.my_games.list(player))
+        what a client reloads to resume. While part of the database is away (a worker of a
+        Citus cluster), the tables of the rest, with `partial` true."""
+        reach = Reach()
+        return my_games(await service.my_games.list(player, reach), reach.partial)
 
     @get("/me/history", operation_id="listMyHistory", summary="The games you have played")
     @refuses()
@@ -290,9 +311,12 @@ class ProfileController(Controller):
         """Your finished games, solo ones included, newest first, a page at a time
         (`next_offset` is null on the last page): when each ended, its seats (people by name,
         bee players by level), your place and stings, what it did to your rating, and the
-        paths of its replay (listGameSteps) and its export (exportGame)."""
-        games = await service.my_games.history(player, kind, limit + 1, offset)
-        return history_page(games, kind, limit, offset)
+        paths of its replay (listGameSteps) and its export (exportGame). While part of the
+        database is away (a worker of a Citus cluster), the games of the rest, with `partial`
+        true (503 while your own record's part is away)."""
+        reach = Reach()
+        games = await service.my_games.history(player, kind, limit + 1, offset, reach)
+        return history_page(games, kind, limit, offset, reach.partial)
 
     @get(
         "/players/{player_id:uuid}",
@@ -327,12 +351,21 @@ class ProfileController(Controller):
         player: Caller,
         service: Service,
         since: Annotated[
-            datetime | None,
-            QueryParameter(description="Only games that ended at or after this time (ISO 8601)"),
+            str | None,
+            QueryParameter(
+                pattern=RFC3339,
+                format="date-time",
+                description="Only games that ended at or after this time (RFC 3339, with its "
+                "offset: `2026-12-07T10:00:00Z`)",
+            ),
         ] = None,
         until: Annotated[
-            datetime | None,
-            QueryParameter(description="Only games that ended before this time (ISO 8601)"),
+            str | None,
+            QueryParameter(
+                pattern=RFC3339,
+                format="date-time",
+                description="Only games that ended before this time (RFC 3339, with its offset)",
+            ),
         ] = None,
         max: Annotated[  # lichess's name for it
             int | None,
@@ -347,7 +380,11 @@ class ProfileController(Controller):
         404 for a player nobody knows."""
         await service.profiles.player(str(player_id))  # 404 for a player nobody knows
         exports = await service.exports.player_games(
-            str(player_id), player, since=_utc(since), until=_utc(until), most=max
+            str(player_id),
+            player,
+            since=_moment("since", since),
+            until=_moment("until", until),
+            most=max,
         )
 
         async def lines() -> AsyncIterator[bytes]:
@@ -374,7 +411,9 @@ class ProfileController(Controller):
         """Players ranked by online games won or by XP, a page at a time (`next_offset` is
         null on the last page). Ties are broken by the other measure, then by player id.
         `by=rating` ranks the people with a rated game by their skill rating, settled ratings
-        first, then provisional ones (each entry carries its rating, XP beside it)."""
+        first, then provisional ones (each entry carries its rating, XP beside it). Whole or
+        not at all: while part of the database is away (a worker of a Citus cluster), 503
+        `database-unavailable` at once, as ranks count everyone."""
         ranked = await service.profiles.leaderboard(by, limit + 1, offset)
         return leaderboard_page(by, ranked, limit, offset)
 

@@ -72,9 +72,28 @@ LAG_IDLE = 1.0  # seconds without a request after which the probe stops (the nex
 
 _MOVE = re.compile(r"^/games/[^/]+/moves$")
 _VIEW = re.compile(r"^/games/[^/]+$")
-_NEW = re.compile(r"^/(guests|accounts|sessions|tables|solo-tables|tables/[^/]+/seats)/?$")
+_NEW = re.compile(r"^/(guests|accounts|sessions|tables|solo-tables|tables/[^/]+/seats|play-now)/?$")
 # Never queued or shed: health checks and metrics (cheap, and what operators look at when busy).
 _EXEMPT = ("/health", "/metrics")
+# A player's games in bulk (exportPlayerGames): an answer as long as the player's history, sent
+# as fast as the client reads it. Admitted as streams are, outside the in-flight limit, with a
+# cap of its own: a client that stops reading holds its own place only (issue 43's review).
+_EXPORT = re.compile(r"^/players/[^/]+/games$")
+
+STREAM = "stream"
+EXPORT = "export"
+
+
+def long_answer(method: str, path: str) -> str | None:
+    """`STREAM` for an event stream, `EXPORT` for a bulk export, None for any other request:
+    the two answers that last as long as the client keeps reading."""
+    if method != "GET":
+        return None
+    if path.endswith("/stream"):
+        return STREAM
+    if _EXPORT.match(path):
+        return EXPORT
+    return None
 
 
 def kind_of(method: str, path: str) -> int | None:

@@ -165,15 +165,19 @@ class LobbyPage(msgspec.Struct):
         limit: The page size asked for.
         offset: How many entries come before this page.
         next_offset: The offset of the next page; null on the last page.
+        partial: True while part of the database is away (a worker of a Citus cluster):
+            this page holds only the tables whose part answered, and an average rating only
+            the people whose records did; pages may shift once it is back. False: whole.
     """
 
     tables: list[LobbyEntry]
     limit: int
     offset: int
     next_offset: int | None
+    partial: bool = False
 
 
-def lobby_page(rows: Sequence[Listed], limit: int, offset: int) -> LobbyPage:
+def lobby_page(rows: Sequence[Listed], limit: int, offset: int, partial: bool = False) -> LobbyPage:
     """A page of the lobby, from its rows read with one more than `limit`."""
     return LobbyPage(
         tables=[
@@ -196,6 +200,7 @@ def lobby_page(rows: Sequence[Listed], limit: int, offset: int) -> LobbyPage:
         limit=limit,
         offset=offset,
         next_offset=next_offset(rows, limit, offset),
+        partial=partial,
     )
 
 
@@ -239,12 +244,16 @@ class MyGames(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         tables: Each table the caller sits at, with its current game.
+        partial: True while part of the database is away (a worker of a Citus cluster):
+            only the tables whose part answered are listed (the others cannot be played
+            until it is back). False: every table you sit at.
     """
 
     tables: tuple[MyTable, ...]
+    partial: bool = False
 
 
-def my_games(seated: Sequence[Seated]) -> MyGames:
+def my_games(seated: Sequence[Seated], partial: bool = False) -> MyGames:
     """`listMyGames`' answer, from where the caller sits."""
     return MyGames(
         tables=tuple(
@@ -261,7 +270,8 @@ def my_games(seated: Sequence[Seated]) -> MyGames:
                 turns=TURNS,
             )
             for s in seated
-        )
+        ),
+        partial=partial,
     )
 
 
@@ -351,6 +361,9 @@ class HistoryPage(msgspec.Struct, frozen=True, kw_only=True):
         limit: The page size asked for.
         offset: How many games come before this page.
         next_offset: The offset of the next page; null on the last page.
+        partial: True while part of the database is away (a worker of a Citus cluster):
+            this page holds only the games whose part answered; pages may shift once it is
+            back. False: whole.
     """
 
     games: list[PastGame]
@@ -358,6 +371,7 @@ class HistoryPage(msgspec.Struct, frozen=True, kw_only=True):
     limit: int
     offset: int
     next_offset: int | None
+    partial: bool = False
 
 
 def _past_seat(seat: PastSeatRecord) -> PastSeat:
@@ -374,7 +388,11 @@ def _past_seat(seat: PastSeatRecord) -> PastSeat:
 
 
 def history_page(
-    games: Sequence[PastGameRecord], kind: HistoryKind, limit: int, offset: int
+    games: Sequence[PastGameRecord],
+    kind: HistoryKind,
+    limit: int,
+    offset: int,
+    partial: bool = False,
 ) -> HistoryPage:
     """`listMyHistory`'s answer, from its games read with one more than `limit`."""
     return HistoryPage(
@@ -406,6 +424,7 @@ def history_page(
         limit=limit,
         offset=offset,
         next_offset=next_offset(games, limit, offset),
+        partial=partial,
     )
 
 

@@ -236,8 +236,10 @@ def create_app(
         max_in_flight=config.max_in_flight,
         max_loop_lag=config.max_loop_lag,
         max_streams=config.max_streams,
+        max_exports=config.max_exports,
         max_body_bytes=config.max_body_bytes,
         body_timeout=config.body_timeout,
+        send_timeout=config.send_timeout,
         record_metrics=config.metrics,
     )
     app.state.settings = config

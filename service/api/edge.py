@@ -18,7 +18,10 @@ In order, for every HTTP request:
    while the event loop runs late), a short queue shed by its delay, moves first; a request
    refused there gets 503 `overloaded` with `Retry-After` before any work is done for it.
    At most `max_streams` streams at once (more are refused at once); a stream, once open, is
-   never shed.
+   never shed. A player's games in bulk (an answer as long as their history) is admitted the
+   same way, outside the in-flight limit, at most `max_exports` at once. A stream or an export
+   whose client takes none of its bytes for `send_timeout` is dropped, its connection aborted:
+   a client that stops reading holds nothing for long (issue 43's review).
 5. **Draining**: on shutdown (`begin_shutdown()`, called on SIGTERM/SIGINT) every open stream
    is ended with `retry: 1000`, so its client reconnects (to another instance, with
    `Last-Event-ID`) and loses nothing; requests in flight finish normally.
@@ -145,6 +148,10 @@ def begin_shutdown() -> None:
         edge.draining.set()
 
 
+class SendStalled(Exception):
+    """The client took no bytes of an answer for `send_timeout` seconds: it is dropped."""
+
+
 class Edge:
     def __init__(
         self,
@@ -155,12 +162,17 @@ class Edge:
         max_streams: int,
         max_body_bytes: int,
         body_timeout: float,
+        max_exports: int = 4,
+        send_timeout: float = 30.0,
         record_metrics: bool = True,
     ) -> None:
         self.app = app
         self.record_metrics = record_metrics
         self.max_in_flight = max_in_flight
         self.max_streams = max_streams
+        self.max_exports = max_exports
+        self.send_timeout = send_timeout
+        self.exports = 0
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.admission = admission.Admission(max_in_flight, max_lag=max_loop_lag)
@@ -272,8 +284,8 @@ class Edge:
                 await _respond(send, 408, _BODY_TIMEOUT, close=True)
                 return None
             receive = _replay(received, receive)
-        is_stream = scope["method"] == "GET" and scope["path"].endswith("/stream")
-        if is_stream:
+        long_answer = admission.long_answer(scope["method"], scope["path"])
+        if long_answer == admission.STREAM:
             if self.streams >= self.max_streams:
                 metrics.OVERLOADED.inc()
                 await _respond(send, 503, _OVERLOADED, retry_after="1")
@@ -281,10 +293,21 @@ class Edge:
             self.streams += 1
             metrics.OPEN_STREAMS.inc()
             try:
-                await self._stream(scope, receive, send)
+                await self._read_by_client(scope, self._stream, receive, send)
             finally:
                 self.streams -= 1
                 metrics.OPEN_STREAMS.dec()
+            return None
+        if long_answer == admission.EXPORT:
+            if self.exports >= self.max_exports:
+                metrics.OVERLOADED.inc()
+                await _respond(send, 503, _OVERLOADED, retry_after="5")
+                return None
+            self.exports += 1
+            try:
+                await self._read_by_client(scope, self.app, receive, send)
+            finally:
+                self.exports -= 1
             return None
         kind = admission.kind_of(scope["method"], scope["path"])
         if kind is None:
@@ -305,6 +328,37 @@ class Edge:
             metrics.HTTP_IN_PROGRESS.dec()
             self.admission.leave()
         return None
+
+    async def _read_by_client(self, scope: Any, app: ASGIApp, receive: Receive, send: Send) -> None:
+        """Serve an answer that lasts as long as its client keeps reading (a stream, an
+        export), dropping the client once a message has waited `send_timeout` for it to take
+        any bytes: uvicorn's `send` waits while the socket's buffers are full, and a client
+        that never reads would otherwise hold its place, and the work behind it, for ever.
+        The connection is aborted (`swarm.abort`, service/serve.py), so its buffered bytes
+        are dropped too; the app's later messages go nowhere."""
+        stalled = False
+
+        async def bounded_send(message: Message) -> None:
+            nonlocal stalled
+            if stalled:
+                raise SendStalled
+            try:
+                async with asyncio.timeout(self.send_timeout):
+                    await send(message)
+            except TimeoutError:
+                stalled = True
+                metrics.SLOW_READERS.inc()
+                log.warning("slow reader dropped", path=scope["path"], seconds=self.send_timeout)
+                abort = scope.get("swarm.abort")
+                if callable(abort):
+                    abort()
+                raise SendStalled from None
+
+        try:
+            await app(scope, receive, bounded_send)
+        except Exception:
+            if not stalled:
+                raise  # the app's own failure: reported as any other
 
     async def _read_body(self, receive: Receive) -> list[Any]:
         """The request's messages up to the end of its body (or just past the body limit, so

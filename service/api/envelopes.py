@@ -137,7 +137,10 @@ SHOWN: dict[str, str] = {
     "seed_withheld": (
         "A committed seed was not revealed in time: that seat's seed counts as none."
     ),
-    "game_opened": ("A game was dealt at the table: follow it with `data.game_id`."),
+    "game_opened": (
+        "A game was dealt at the table: follow it with `data.game_id`. After Play again,\n"
+        "`data.follows` is the game before it: a spectator of that game follows to this one."
+    ),
     "pot_formed": ("At the first deal of a buy-in table, every stake went into the pot."),
     "pot_settled": ("The pot was paid out to the winners, or back to every payer."),
     "game_finished": ("The table's current game ended."),

@@ -13,7 +13,7 @@ from service.api.dependencies import AUTH, VIEWER, Caller, GameId, Service, stri
 from service.api.envelopes import VisibleEvent, entry
 from service.api.problems import refuses
 from service.domain.history import Changes, SeatAt, Step, TurnSteps
-from service.domain.views import GameView, PickView
+from service.domain.views import GameView, PickView, SeatRatingView
 from service.usecases.errors import Forbidden, NotFound, VersionNotFound
 from service.usecases.history import StateAt, StepsSeen
 
@@ -79,6 +79,9 @@ class GameSteps(msgspec.Struct, frozen=True, kw_only=True):
         over: The game has ended: every step shows its bees.
         steps: Every event as a step, as the caller may see it, version 1 first.
         turns: Each turn's start, reveal, flights and last version, turn 1 first.
+        ratings: Once a rated game has ended, what it did to each rated person's rating, seat
+            by seat (before, after, change), as `getGame`'s `ratings`: `pending` while a change
+            is on its way. Null for a casual game, one abandoned, or one still running.
     """
 
     game_id: str
@@ -86,6 +89,7 @@ class GameSteps(msgspec.Struct, frozen=True, kw_only=True):
     over: bool
     steps: tuple[Step, ...]
     turns: tuple[TurnSteps, ...]
+    ratings: tuple[SeatRatingView, ...] | None = None
 
 
 def game_steps(seen: StepsSeen) -> GameSteps:
@@ -96,6 +100,7 @@ def game_steps(seen: StepsSeen) -> GameSteps:
         over=seen.over,
         steps=seen.steps,
         turns=seen.turns,
+        ratings=seen.ratings,
     )
 
 

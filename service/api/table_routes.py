@@ -73,6 +73,7 @@ from service.domain.tables import (
     TableFull,
     TooManyTables,
 )
+from service.store.rows import Reach
 from service.usecases.errors import Conflict, Forbidden, NotFound
 
 log = structlog.get_logger(__name__)
@@ -149,8 +150,12 @@ class TableController(Controller):
         closest to yours. If none waits, a table of that kind is opened with you as its host
         (`status` `open`, you alone): others asking for the same kind are seated with you as
         they come; nobody coming, start with two people or fill the empty seats with bee
-        players (fillWithBees). Two people asking at once are seated at the same table, on
-        any instance. The refusals are joining's and opening's."""
+        players (fillWithBees). Alone, bee players cannot fill an online table (they don't
+        keep a game going): leave it (leaveTable; a buy-in comes back before the first deal)
+        and play the same seats against bees on your own (createSoloTable: practice, nothing
+        paid, recorded or rated), as the board offers after 30 seconds of waiting. Two people
+        asking at once are seated at the same table, on any instance. The refusals are
+        joining's and opening's."""
         return table_view(
             await service.play_now.play_now(player, data.seats, data.rated, data.stake)
         )
@@ -175,11 +180,14 @@ class TableController(Controller):
         offset: Annotated[int, QueryParameter(ge=0, le=1_000_000)] = 0,
     ) -> LobbyPage:
         """The lobby: open tables, newest first, with seats taken of the total, stake, host and
-        when they opened. Served from a projection written with the tables' events."""
+        when they opened. Served from a projection written with the tables' events. While
+        part of the database is away (a worker of a Citus cluster), the tables of the rest,
+        with `partial` true."""
+        reach = Reach()
         listed = await service.tables.list_tables(
-            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset
+            stake=stake, has_free_seat=has_free_seat, limit=limit + 1, offset=offset, reach=reach
         )
-        return lobby_page(listed, limit, offset)
+        return lobby_page(listed, limit, offset, reach.partial)
 
     @get(
         "/tables/{table_id:uuid}",
@@ -338,7 +346,8 @@ class TableController(Controller):
     ) -> TableView:
         """After a game ends, deal another to everyone still at the table (free, no buy-in).
         The new game's id is the last of `games`; followers of the table's stream see it as a
-        `game_opened` event."""
+        `game_opened` event whose `follows` is the game just ended: whoever watched that game
+        (a spectator) follows to the new one."""
         return table_view(
             await service.tables.play_again(player, str(table_id), client_seed_of(data))
         )

@@ -108,6 +108,9 @@ export class Result {
               )
             )
           ),
+          s.watchedLive
+            ? h("p", { class: "following" }, "👀 If the table plays again, you follow it to the next game.")
+            : null,
           h(
             "p",
             { class: ["verdict-line", verdict && `verdict-${verdict.status}`] },

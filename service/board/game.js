@@ -58,6 +58,7 @@ export class GameScreen {
     this.clock = this.table?.clock ?? null;
     if (view.you) savePlace({ table_id: view.table_id, game_id: this.gameId, mode: this.mode }); // not a watched game
     this.view = view;
+    this.watchedLive = !view.you && view.phase !== "ended"; // a spectator from before its end
     this.show(view);
     this.shownVersion = view.version;
     // A game opened after its end records nothing as "first shown": it was not shown before.
@@ -271,6 +272,18 @@ export class GameScreen {
           const latest = table.games[table.games.length - 1];
           if (latest && latest !== this.gameId && table.game?.game_id === latest) {
             this.app.go(`#/game/${latest}`);
+          }
+        },
+      });
+    } else if (this.mode === "online" && this.watchedLive) {
+      // A spectator who watched this game come to its end follows the table to the game dealt
+      // after it (Play again: `game_opened` names this one as the game it `follows`). Not one
+      // who opened it already ended (a shared link, the replay's way back): they asked for it.
+      this.tableWatch = watchTable(this.shown.table_id, {
+        onTable: (table) => {
+          const next = table.games[table.games.indexOf(this.gameId) + 1];
+          if (next && table.status === "playing" && next === table.games[table.games.length - 1]) {
+            this.app.go(`#/game/${next}`);
           }
         },
       });

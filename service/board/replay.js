@@ -104,6 +104,7 @@ export class ReplayScreen {
     this.analyses = new Map(); // "seat/turn" -> the answer, or a Promise while it is asked
     this.reviews = new Map(); // seat -> analyseGame's answer, "asking", or { problem }
     this.logBox = h("ol", { class: "replay-log", "aria-label": "Every step of the game" });
+    this.ratingsBox = this.steps.ratings?.length ? h("section", { class: "replay-ratings", "aria-label": "Ratings" }) : null;
     replace(
       this.root,
       this.bar,
@@ -114,7 +115,7 @@ export class ReplayScreen {
         // The stems first, under the step's words, with the reveal: a step's change is seen whole
         // without scrolling (issue 44, item 4); every seat's hand below.
         h("div", { class: "replay-board" }, this.stemsBox, this.revealBox, this.banner, this.seatsBox),
-        h("aside", { class: "replay-side" }, this.analysisBox, this.checksBox, h("h2", {}, "Steps"), this.logBox)
+        h("aside", { class: "replay-side" }, this.ratingsBox, this.analysisBox, this.checksBox, h("h2", {}, "Steps"), this.logBox)
       )
     );
     replace(main, this.root);
@@ -123,6 +124,7 @@ export class ReplayScreen {
     this.drawChecks();
     document.addEventListener("keydown", this.onKey);
     await this.show(this.steps.turns[0]?.start ?? 1);
+    this.drawRatings();
     this.check(); // in the background: the export, the deal and the chain
   }
 
@@ -628,6 +630,33 @@ export class ReplayScreen {
     }
     if (this.gone) return;
     this.drawChecks();
+  }
+
+  // A rated game: each person's rating before and after it, and the change (listGameSteps'
+  // `ratings`, as the end of the game showed them).
+  drawRatings() {
+    if (!this.ratingsBox) return;
+    const name = (seat) => this.answer?.view.seats.find((s) => s.seat === seat)?.name ?? `Seat ${seat}`;
+    const you = this.answer?.view.you;
+    replace(
+      this.ratingsBox,
+      h("h2", {}, "📈 Ratings"),
+      h(
+        "ul",
+        {},
+        this.steps.ratings.map((r) =>
+          h(
+            "li",
+            { dataset: { seat: r.seat } },
+            h("b", {}, r.seat === you ? "You" : name(r.seat)),
+            ": ",
+            r.status === "pending"
+              ? h("span", { class: "pending" }, "on its way…")
+              : `${r.before} → ${r.after}${r.provisional ? "?" : ""} (${r.change >= 0 ? "+" : ""}${r.change})`
+          )
+        )
+      )
+    );
   }
 
   drawChecks() {

@@ -446,6 +446,28 @@ function rememberSeed(table) {
 
 // --- a table, before its game ------------------------------------------------------------------
 
+// Seconds a person waits for others at a table (after Play now, say) before the board offers
+// bees instead: with a second person, the host fills the empty seats (fillWithBees, seed §9);
+// alone, bee players cannot fill an online table (they don't keep a game going), so the offer
+// is a game on your own against them (seed §8: practice, nothing paid or recorded).
+export const PATIENCE_SECONDS = 30;
+
+const clockText = (seconds) => `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+
+// When this browser began waiting at a table: kept for the tab (a reload goes on counting).
+function waitingSince(tableId, waiting) {
+  const key = `swarm.board.waiting.${tableId}`;
+  if (!waiting) {
+    sessionStorage.removeItem(key);
+    return null;
+  }
+  const kept = Number(sessionStorage.getItem(key));
+  if (kept) return kept;
+  const now = Date.now();
+  sessionStorage.setItem(key, String(now));
+  return now;
+}
+
 export function tableScreen(app, container, tableId) {
   const me = session();
   if (!me?.token) {
@@ -454,6 +476,9 @@ export function tableScreen(app, container, tableId) {
   }
   const body = h("div", { class: "table-room" });
   replace(container, body);
+  let shown = null; // the table as last drawn
+  let waitKey = null; // what the waiting box shows, redrawn only when it changes
+  const ticker = setInterval(() => drawWaiting(), 1000);
   const watch = watchTable(tableId, {
     onTable: (table) => {
       if (table.next_game) {
@@ -479,7 +504,71 @@ export function tableScreen(app, container, tableId) {
     }
   };
 
+  // Waiting for others: how long, and past PATIENCE_SECONDS a clear answer (bees).
+  function drawWaiting() {
+    const box = body.querySelector(".waiting");
+    const table = shown;
+    if (!box || !table) return;
+    const waiting = table.you !== null && table.status === "open" && table.seats.length < table.capacity;
+    const since = waitingSince(table.table_id, waiting);
+    if (!waiting) {
+      box.replaceChildren();
+      waitKey = null;
+      return;
+    }
+    const seconds = Math.max(0, Math.floor((Date.now() - since) / 1000));
+    const people = table.seats.filter((s) => s.kind === "person").length;
+    const host = table.host === me.player_id;
+    const patient = seconds < PATIENCE_SECONDS;
+    const key = JSON.stringify([patient, people, host, table.seats.length]);
+    if (key === waitKey) {
+      const clock = box.querySelector(".waited");
+      if (clock) clock.textContent = clockText(seconds);
+      return;
+    }
+    waitKey = key;
+    const waited = h("span", { class: "waited" }, clockText(seconds));
+    if (patient) {
+      replace(box, h("p", { class: "hint" }, "⏳ Waiting for others: ", waited));
+      return;
+    }
+    let offer;
+    if (people < 2) {
+      offer = [
+        h("p", {}, "Nobody has come in ", waited, ". Play against bees instead: on your own it is a practice game, nothing paid or recorded", table.rated ? " and not rated" : "", table.stake ? `; your 💰${table.stake} buy-in comes back.` : "."),
+        h("button", { class: "primary", onclick: () => playWithBees(table) }, "🐝 Play with bees"),
+        h("span", { class: "hint" }, " or keep waiting here."),
+      ];
+    } else if (host && !table.stake) {
+      offer = [
+        h("p", {}, "Nobody else has come in ", waited, ": fill the empty seats with bees and start."),
+        h("button", { class: "primary", onclick: () => act(() => api.fillWithBees(table.table_id, rememberSeed(table))) }, "🐝 Fill with bees now"),
+      ];
+    } else if (host) {
+      offer = [h("p", {}, "Nobody else has come in ", waited, ": start the game with who is here (bees only fill free tables).")];
+    } else {
+      offer = [h("p", {}, "Nobody else has come in ", waited, ": the host can start the game", table.stake ? "." : " or fill the empty seats with bees.")];
+    }
+    replace(box, h("div", { class: "nobody-came", role: "group", "aria-label": "Nobody has come" }, ...offer));
+  }
+
+  // Alone at a table nobody comes to: leave it (a buy-in comes back before the first deal) and
+  // play a game of as many seats on your own, the bees in every other seat.
+  async function playWithBees(table) {
+    try {
+      await api.leaveTable(table.table_id);
+      const open = await api.createSoloTable(table.capacity, false);
+      const solo = await api.startGame(open.table_id, rememberSeed(open));
+      savePlace({ table_id: solo.table_id, game_id: solo.game.game_id, mode: "solo" });
+      app.go(`#/game/${solo.game.game_id}`);
+    } catch (problem) {
+      app.showProblem(problem);
+    }
+  }
+
   function draw(table) {
+    shown = table;
+    waitKey = null;
     const people = table.seats.filter((s) => s.kind === "person").length;
     const host = table.host === me.player_id;
     const seated = table.you !== null;
@@ -555,12 +644,17 @@ export function tableScreen(app, container, tableId) {
           : seated
             ? h("p", { class: "hint" }, "Waiting for the host to start the game.")
             : null,
+        h("div", { class: "waiting" }),
         h("p", { class: "share" }, "Invite a friend: ", h("code", {}, link)),
         table.next_game ? h("p", { class: "hint hex" }, `The next deal is already committed: ${table.next_game.commitment}`) : null
       )
     );
+    drawWaiting();
   }
-  return () => watch.stop();
+  return () => {
+    clearInterval(ticker);
+    watch.stop();
+  };
 }
 
 // --- profile and leaderboard ------------------------------------------------------------------

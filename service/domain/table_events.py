@@ -198,10 +198,14 @@ class GameOpened(TableEvent, frozen=True, tag="game_opened"):
     Attributes:
         game_id: The game's id.
         number: 1 for the first game at the table.
+        follows: The game this one was dealt after (Play again): whoever watched that game
+            follows to this one. None for a table's first game, and in events written before
+            0.12.0.
     """
 
     game_id: str
     number: int  # 1 for the first game at the table
+    follows: str | None = None  # the game before it at the table: its spectators come along
 
 
 class Stake(msgspec.Struct, frozen=True, kw_only=True):

@@ -27,7 +27,7 @@ and not yet reached the wallet.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, get_args
 
 import msgspec
 
@@ -193,6 +193,10 @@ def in_flight(transfers: Iterable[TransferUnion]) -> InFlight:
 
 
 Kind = Literal["release_stake", "commit_stake", "pay_pot", "grant_reward", "rate_game"]
+# The kinds this version delivers. In a rolling deploy an older instance shares the outbox with
+# a newer one that writes a kind it does not know (`rate_game` was one): it leaves those rows
+# for the newer instances rather than failing on them (service/store/outbox.py).
+KINDS: tuple[str, ...] = get_args(Kind)
 
 _codec: TaggedCodec[TransferUnion] = TaggedCodec(TransferUnion)
 

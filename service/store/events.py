@@ -69,7 +69,7 @@ import asyncpg
 import msgspec
 
 from service.domain import chain
-from service.store import citus
+from service.store import citus, citus_reads
 from service.store.log import (
     ConcurrencyConflict,
     DuplicateCommand,
@@ -645,8 +645,10 @@ class EventStore:
     async def read_stream(
         self, stream: str, *, after_version: int = 0, up_to_version: int | None = None
     ) -> list[RecordedEvent]:
-        """Events of ``stream`` with ``after_version < version <= up_to_version``, in order."""
+        """Events of ``stream`` with ``after_version < version <= up_to_version``, in order.
+        On Citus, `ShardsAway` at once if its worker is known to be away (`citus_reads`)."""
         if await self.on_citus():
+            await citus_reads.ensure_reachable(self._pool, citus.shard_of(stream))
             rows = await self._pool.fetch(
                 citus.READ_STREAM, stream, after_version, up_to_version, citus.shard_of(stream)
             )
@@ -771,6 +773,8 @@ class EventStore:
         if limit <= 0:
             return []
         after = after or LogCursor()
+        if await self.on_citus():
+            return await citus_reads.read_all(self._pool, after, limit, stream_prefix, horizon)
         where = ["(txid, position) > ($1::text::xid8, $2)"]
         args: list[Any] = [str(after.txid), after.position, limit]
         if horizon:

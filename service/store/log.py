@@ -45,6 +45,10 @@ class LogCursor(msgspec.Struct, frozen=True, order=True):
 
     txid: int = 0
     position: int = 0
+    # On Citus, where each shard has its own order (its worker's transactions): the (txid,
+    # position) read so far in each shard, in the order of their hash ranges; () elsewhere.
+    # It only grows, one shard at a time, so each cursor is greater than the one before.
+    shards: tuple[tuple[int, int], ...] = ()
 
 
 class RecordedEvent(msgspec.Struct, frozen=True):
@@ -60,10 +64,12 @@ class RecordedEvent(msgspec.Struct, frozen=True):
     )
     txid: int = 0  # the writing transaction; filled in by read_all only
     chain: int = 1  # the chain version its stream is hashed under (migration 0015)
+    # On Citus, the reader's place in every shard once this event is read (read_all only).
+    after: LogCursor | None = None
 
     @property
     def cursor(self) -> LogCursor:
-        return LogCursor(self.txid, self.position)
+        return self.after or LogCursor(self.txid, self.position)
 
 
 class AppendRefused(Exception):

@@ -61,6 +61,7 @@ from service.store.rows import (
     OwedTransfer,
     PlayedGame,
     PublicStanding,
+    Reach,
     Row,
     StakeHold,
     StakeHoldEnded,
@@ -491,6 +492,9 @@ class InMemoryOutbox:
         finally:
             tables.locked -= keys
 
+    async def unknown_due(self, older_than: timedelta) -> dict[str, int]:
+        return {}  # rows here are this version's own transfers: every kind known
+
     async def delivered(self, transfer: TransferUnion) -> None:
         self.tables.outbox.pop((transfer.table_id, transfer.transfer_id), None)
 
@@ -652,7 +656,12 @@ class InMemoryLobby:
         self.tables = tables
 
     async def page(
-        self, stake: str, has_free_seat: bool, limit: int, offset: int
+        self,
+        stake: str,
+        has_free_seat: bool,
+        limit: int,
+        offset: int,
+        reach: Reach | None = None,  # every read here is whole
     ) -> list[ListedTable]:
         def listed(entry: ListedTable) -> bool:
             t = entry.listing
@@ -680,7 +689,7 @@ class InMemoryTableMembership:
     def __init__(self, tables: MemoryTables) -> None:
         self.tables = tables
 
-    async def tables_of(self, player_id: str, limit: int) -> list[str]:
+    async def tables_of(self, player_id: str, limit: int, reach: Reach | None = None) -> list[str]:
         mine = sorted((t, at) for (t, p), at in self.tables.members.items() if p == player_id)
         mine.sort(key=lambda item: item[1], reverse=True)  # stable: ties stay by table id
         return [table_id for table_id, _ in mine[:limit]]
@@ -695,6 +704,7 @@ class InMemoryTableMembership:
         until: datetime | None = None,
         limit: int,
         offset: int = 0,
+        reach: Reach | None = None,
     ) -> list[PlayedGame]:
         mine = [
             g
@@ -719,7 +729,9 @@ class InMemoryStandings:
     async def standing(self, player_id: str) -> Standing | None:
         return self.tables.standings.get(player_id)
 
-    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
+    async def ratings(
+        self, player_ids: Sequence[str], reach: Reach | None = None
+    ) -> dict[str, Rating]:
         known = self.tables.standings
         return {p: known[p].rating for p in player_ids if p in known}
 

@@ -10,14 +10,22 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any
 
-from service.domain.transfers import TransferUnion, decode_transfer
+import msgspec
+import structlog
+
+from service.domain.transfers import KINDS, TransferUnion, decode_transfer
 from service.store import citus
 from service.store.pool import Pool
 from service.store.rows import StakeHold
 
+log = structlog.get_logger(__name__)
+
+# Only the kinds this version knows ($3, `transfers.KINDS`): in a rolling deploy a newer
+# instance may write a kind an older one cannot decode; the older one neither claims (locks)
+# nor counts it, so those rows wait for a newer instance and never hold up the rest.
 _CLAIM_TRANSFERS = """
 select transfer::text from money_outbox
- where created_at <= now() - $1::interval
+ where created_at <= now() - $1::interval and transfer->>'kind' = any($3::text[])
  order by created_at
  limit $2
    for update skip locked
@@ -26,7 +34,7 @@ select transfer::text from money_outbox
 # on its own shard (SKIP LOCKED).
 _DUE_ON_CITUS = """
 select table_id, transfer_id from money_outbox
- where created_at <= now() - $1::interval
+ where created_at <= now() - $1::interval and transfer->>'kind' = any($3::text[])
  order by created_at
  limit $2
 """
@@ -37,7 +45,16 @@ select transfer::text from money_outbox where table_id = $1 and transfer_id = $2
 _DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
 _OWED = "select transfer::text from money_outbox where table_id = $1 and transfer_id = $2"
 # One round trip to learn there is nothing to relay (the usual answer), before claiming.
-_ANY_DUE = "select exists (select 1 from money_outbox where created_at <= now() - $1::interval)"
+_ANY_DUE = """
+select exists (select 1 from money_outbox
+                where created_at <= now() - $1::interval and transfer->>'kind' = any($2::text[]))
+"""
+# The rows this version leaves for a newer one, by kind (logged by the relay's sweep).
+_UNKNOWN_DUE = """
+select transfer->>'kind', count(*) from money_outbox
+ where created_at <= now() - $1::interval and not (transfer->>'kind' = any($2::text[]))
+ group by 1 order by 1
+"""
 
 _UNSETTLED_HOLDS = """
 select player_id, hold_id, table_id, amount from stake_holds
@@ -72,22 +89,27 @@ class StoredOutbox:
         self._pool = pool
 
     async def any_due(self, older_than: timedelta) -> bool:
-        return bool(await self._pool.fetchval(_ANY_DUE, older_than))
+        return bool(await self._pool.fetchval(_ANY_DUE, older_than, KINDS))
+
+    async def unknown_due(self, older_than: timedelta) -> dict[str, int]:
+        rows = await self._pool.fetch(_UNKNOWN_DUE, older_than, KINDS)
+        return {str(kind): int(count) for kind, count in rows}
 
     @asynccontextmanager
     async def claim_due(self, older_than: timedelta, limit: int) -> AsyncIterator[_Claim]:
         if await citus.detect(self._pool):
             async with self._pool.acquire() as conn, conn.transaction():
                 claimed = []
-                for table_id, transfer_id in await conn.fetch(_DUE_ON_CITUS, older_than, limit):
+                due = await conn.fetch(_DUE_ON_CITUS, older_than, limit, KINDS)
+                for table_id, transfer_id in due:
                     text = await conn.fetchval(_LOCK_ON_CITUS, table_id, transfer_id)
                     if text is not None:
-                        claimed.append(decode_transfer(text))
-                yield _Claim(conn, claimed)
+                        claimed.append(text)
+                yield _Claim(conn, _decoded(claimed))
             return
         async with self._pool.acquire() as conn, conn.transaction():
-            rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, limit)
-            yield _Claim(conn, [decode_transfer(text) for (text,) in rows])
+            rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, limit, KINDS)
+            yield _Claim(conn, _decoded([text for (text,) in rows]))
 
     async def delivered(self, transfer: TransferUnion) -> None:
         await self._pool.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
@@ -95,6 +117,19 @@ class StoredOutbox:
     async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
         text = await self._pool.fetchval(_OWED, table_id, transfer_id)
         return None if text is None else decode_transfer(text)
+
+
+def _decoded(texts: list[str]) -> list[TransferUnion]:
+    """The claimed rows this version can read. One it cannot (a known kind with a shape from a
+    newer version that an older one rejects) is logged and left in the outbox, unclaimed once
+    the claim ends: one row never stops the relay."""
+    transfers = []
+    for text in texts:
+        try:
+            transfers.append(decode_transfer(text))
+        except msgspec.ValidationError as error:
+            log.warning("transfer left for a newer instance", error=str(error), transfer=text)
+    return transfers
 
 
 class StoredStakeHolds:

@@ -38,6 +38,7 @@ from service.store.rows import (
     ListedTable,
     PlayedGame,
     PublicStanding,
+    Reach,
     Row,
     StakeHold,
     Standing,
@@ -171,7 +172,16 @@ class Outbox(Protocol):
 
     def claim_due(
         self, older_than: timedelta, limit: int
-    ) -> AbstractAsyncContextManager[OutboxClaim]: ...
+    ) -> AbstractAsyncContextManager[OutboxClaim]:
+        """The oldest due transfers of the kinds this version knows (`transfers.KINDS`), each
+        to one claim at a time; a row of another kind (a newer version's, in a rolling deploy)
+        is never claimed here, and one this version cannot decode is left where it is."""
+        ...
+
+    async def unknown_due(self, older_than: timedelta) -> dict[str, int]:
+        """Due transfers of kinds this version does not know, counted by kind: left for a
+        newer instance (the relay logs them)."""
+        ...
 
     async def delivered(self, transfer: TransferUnion) -> None:
         """Delivered by the request that wrote it: gone from the outbox."""
@@ -281,10 +291,16 @@ class StreamTickets(Protocol):
 
 class Lobby(Protocol):
     async def page(
-        self, stake: str, has_free_seat: bool, limit: int, offset: int
+        self,
+        stake: str,
+        has_free_seat: bool,
+        limit: int,
+        offset: int,
+        reach: Reach | None = None,
     ) -> list[ListedTable]:
         """Tables not closed, newest first (then by id); `stake`: "any", "free" (0) or else
-        buy-in tables only; `has_free_seat`: only those with a seat left."""
+        buy-in tables only; `has_free_seat`: only those with a seat left. With `reach`, the
+        tables of the shards that answer, the others noted in it (`Reach`)."""
         ...
 
     async def hosting(self, host_id: str) -> int:
@@ -293,8 +309,9 @@ class Lobby(Protocol):
 
 
 class TableMembership(Protocol):
-    async def tables_of(self, player_id: str, limit: int) -> list[str]:
-        """The tables the player sits at, most recently joined first (then by id)."""
+    async def tables_of(self, player_id: str, limit: int, reach: Reach | None = None) -> list[str]:
+        """The tables the player sits at, most recently joined first (then by id); with
+        `reach`, those of the shards that answer."""
         ...
 
     async def games_of(
@@ -307,10 +324,12 @@ class TableMembership(Protocol):
         until: datetime | None = None,
         limit: int,
         offset: int = 0,
+        reach: Reach | None = None,
     ) -> list[PlayedGame]:
         """The finished games the player was dealt into, newest first (then by game id):
         `rated` True or False keeps rated or casual ones only; `online_only` drops solo
-        games; `since` (included) and `until` (excluded) bound when they ended."""
+        games; `since` (included) and `until` (excluded) bound when they ended. With `reach`,
+        those of the shards that answer."""
         ...
 
 
@@ -319,8 +338,11 @@ class Standings(Protocol):
 
     async def standing(self, player_id: str) -> Standing | None: ...
 
-    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
-        """The ratings of those of `player_ids` who have a record (people with accounts)."""
+    async def ratings(
+        self, player_ids: Sequence[str], reach: Reach | None = None
+    ) -> dict[str, Rating]:
+        """The ratings of those of `player_ids` who have a record (people with accounts); with
+        `reach`, of those whose shards answer."""
         ...
 
     async def public(self, player_id: str) -> PublicStanding | None:
@@ -332,7 +354,8 @@ class Standings(Protocol):
         self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
         """By games won then XP, or XP then games won; or, of the people with a rated game,
-        settled ratings then provisional ones, each by mu; ties by player id."""
+        settled ratings then provisional ones, each by mu; ties by player id. Whole or
+        `ShardsAway`: a rank counts everyone."""
         ...
 
 

@@ -5,20 +5,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, TypeVar
+
+import msgspec
 
 from service.domain.ratings import Rating
+from service.store import citus, citus_reads
+from service.store.citus_reads import across
 from service.store.pool import Pool
 from service.store.rows import (
     ListedTable,
     LobbyListing,
     PlayedGame,
     PublicStanding,
+    Reach,
     Standing,
     WalletBalance,
 )
+
+R = TypeVar("R")
+
+
+ASC, DESC = False, True
+
+
+def _merged(
+    answers: Iterable[bytes],
+    decoder: msgspec.json.Decoder[list[R]],
+    *order: tuple[Callable[[R], Any], bool],
+) -> list[R]:
+    """Every worker's rows (`citus_reads.across`) in one list, in the order of the statement
+    they stand in for: ``order`` is its ORDER BY, each key with `ASC` or `DESC`, the most
+    significant first."""
+    rows = [row for answer in answers for row in decoder.decode(answer)]
+    for key, descending in reversed(order):  # stable sorts, the least significant first
+        rows.sort(key=key, reverse=descending)
+    return rows
+
 
 _LOBBY_PAGE = """
 select table_id, host_id, host_name, seats_taken, people, capacity, stake, status, bee_levels,
@@ -32,15 +57,65 @@ select table_id, host_id, host_name, seats_taken, people, capacity, stake, statu
 """
 _HOSTING = "select count(*) from lobby where host_id = $1 and status <> 'closed'"
 
+# The same page on each shard (`citus_reads.across`): the first offset + limit rows of each.
+_LOBBY_SHARD = """
+select table_id, host_id, host_name, seats_taken, people, capacity, stake, status, bee_levels,
+       opened_at
+  from %1$s
+ where status <> 'closed'
+   and (%2$L = 'any' or (%2$L = 'free') = (stake = 0))
+   and (not %3$L::boolean or seats_taken < capacity)
+ order by opened_at desc, table_id
+ limit %4$L::bigint
+"""
+
+
+class _LobbyRow(msgspec.Struct, frozen=True):
+    table_id: str
+    host_id: str | None
+    host_name: str
+    seats_taken: int
+    people: int
+    capacity: int
+    stake: int
+    status: str
+    bee_levels: list[str]
+    opened_at: datetime
+
+
+_LOBBY_ROWS = msgspec.json.Decoder(list[_LobbyRow])
+
 
 class StoredLobby:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
     async def page(
-        self, stake: str, has_free_seat: bool, limit: int, offset: int
+        self,
+        stake: str,
+        has_free_seat: bool,
+        limit: int,
+        offset: int,
+        reach: Reach | None = None,
     ) -> list[ListedTable]:
-        rows = await self._pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
+        rows: Sequence[Any] | None = None
+        if reach is not None and await citus.detect(self._pool):
+            rows = await citus_reads.whole(
+                self._pool, _LOBBY_PAGE, stake, has_free_seat, limit, offset
+            )
+            if rows is None:  # a worker away (or slow): each asked on its own
+                answers = await across(
+                    self._pool, "lobby", _LOBBY_SHARD, (stake, has_free_seat, offset + limit), reach
+                )
+                merged = _merged(
+                    answers,
+                    _LOBBY_ROWS,
+                    (lambda r: r.opened_at, DESC),
+                    (lambda r: r.table_id, ASC),
+                )
+                rows = [tuple(msgspec.structs.astuple(r)) for r in merged[offset : offset + limit]]
+        if rows is None:
+            rows = await self._pool.fetch(_LOBBY_PAGE, stake, has_free_seat, limit, offset)
         return [
             ListedTable(
                 listing=LobbyListing(
@@ -80,11 +155,47 @@ select game_id, table_id, mode, rated, ended_at from player_games
 """
 
 
+_MY_TABLES_SHARD = """
+select table_id, joined_at from %1$s where player_id = %2$L
+ order by joined_at desc, table_id limit %3$L::bigint
+"""
+_MY_PAST_GAMES_SHARD = """
+select game_id, table_id, mode, rated, ended_at from %1$s
+ where player_id = %2$L
+   and (%3$L::boolean is null or rated = %3$L::boolean)
+   and (not %4$L::boolean or mode = 'online')
+   and (%5$L::timestamptz is null or ended_at >= %5$L::timestamptz)
+   and (%6$L::timestamptz is null or ended_at < %6$L::timestamptz)
+ order by ended_at desc, game_id desc
+ limit %7$L::bigint
+"""
+
+
+class _MemberRow(msgspec.Struct, frozen=True):
+    table_id: str
+    joined_at: datetime
+
+
+_MEMBER_ROWS = msgspec.json.Decoder(list[_MemberRow])
+_PLAYED_ROWS = msgspec.json.Decoder(list[PlayedGame])
+
+
 class StoredTableMembership:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
 
-    async def tables_of(self, player_id: str, limit: int) -> list[str]:
+    async def tables_of(self, player_id: str, limit: int, reach: Reach | None = None) -> list[str]:
+        if reach is not None and await citus.detect(self._pool):
+            rows = await citus_reads.whole(self._pool, _MY_TABLES, player_id, limit)
+            if rows is not None:
+                return [r[0] for r in rows]
+            answers = await across(
+                self._pool, "table_members", _MY_TABLES_SHARD, (player_id, limit), reach
+            )
+            merged = _merged(
+                answers, _MEMBER_ROWS, (lambda r: r.joined_at, DESC), (lambda r: r.table_id, ASC)
+            )
+            return [r.table_id for r in merged[:limit]]
         return [r[0] for r in await self._pool.fetch(_MY_TABLES, player_id, limit)]
 
     async def games_of(
@@ -97,10 +208,25 @@ class StoredTableMembership:
         until: datetime | None = None,
         limit: int,
         offset: int = 0,
+        reach: Reach | None = None,
     ) -> list[PlayedGame]:
-        rows = await self._pool.fetch(
-            _MY_PAST_GAMES, player_id, rated, online_only, since, until, limit, offset
-        )
+        args = (player_id, rated, online_only, since, until)
+        rows: Sequence[Any] | None = None
+        if reach is not None and await citus.detect(self._pool):
+            rows = await citus_reads.whole(self._pool, _MY_PAST_GAMES, *args, limit, offset)
+            if rows is None:
+                answers = await across(
+                    self._pool, "player_games", _MY_PAST_GAMES_SHARD, (*args, offset + limit), reach
+                )
+                merged = _merged(
+                    answers,
+                    _PLAYED_ROWS,
+                    (lambda g: g.ended_at, DESC),
+                    (lambda g: g.game_id, DESC),
+                )
+                return merged[offset : offset + limit]
+        if rows is None:
+            rows = await self._pool.fetch(_MY_PAST_GAMES, *args, limit, offset)
         return [
             PlayedGame(game_id=r[0], table_id=r[1], mode=r[2], rated=r[3], ended_at=r[4])
             for r in rows
@@ -156,6 +282,41 @@ select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_s
 }
 
 
+_RATINGS_SHARD = """
+select player_id, rating_mu, rating_sigma, rated_games from %1$s
+ where player_id = any(%2$L::text[])
+"""
+_STANDING_COLUMNS = """
+select player_id, name, games_played, games_won, xp, badges, rating_mu, rating_sigma,
+       rated_games from %1$s"""
+_LEADERBOARD_SHARD = {
+    "wins": _STANDING_COLUMNS + " order by games_won desc, xp desc, player_id limit %2$L::bigint",
+    "xp": _STANDING_COLUMNS + " order by xp desc, games_won desc, player_id limit %2$L::bigint",
+    "rating": _STANDING_COLUMNS + " where rated_games > 0"
+    " order by (rating_sigma < 6) desc, rating_mu desc, player_id limit %2$L::bigint",
+}
+_LEADERBOARD_ORDER: dict[str, tuple[tuple[Callable[[Standing], Any], bool], ...]] = {
+    "wins": ((lambda r: r.games_won, DESC), (lambda r: r.xp, DESC), (lambda r: r.player_id, ASC)),
+    "xp": ((lambda r: r.xp, DESC), (lambda r: r.games_won, DESC), (lambda r: r.player_id, ASC)),
+    "rating": (
+        (lambda r: r.rating_sigma < 6, DESC),
+        (lambda r: r.rating_mu, DESC),
+        (lambda r: r.player_id, ASC),
+    ),
+}
+
+
+class _RatingRow(msgspec.Struct, frozen=True):
+    player_id: str
+    rating_mu: float
+    rating_sigma: float
+    rated_games: int
+
+
+_RATING_ROWS = msgspec.json.Decoder(list[_RatingRow])
+_STANDING_ROWS = msgspec.json.Decoder(list[Standing])
+
+
 class StoredStandings:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
@@ -184,8 +345,23 @@ class StoredStandings:
             rated_games=row[7],
         )
 
-    async def ratings(self, player_ids: Sequence[str]) -> dict[str, Rating]:
-        rows = await self._pool.fetch(_RATINGS, list(player_ids))
+    async def ratings(
+        self, player_ids: Sequence[str], reach: Reach | None = None
+    ) -> dict[str, Rating]:
+        rows: Sequence[Any] | None = None
+        if reach is not None and player_ids and await citus.detect(self._pool):
+            rows = await citus_reads.whole(self._pool, _RATINGS, list(player_ids))
+            if rows is None:  # a worker away (or slow): each asked on its own
+                answers = await across(
+                    self._pool, "player_stats", _RATINGS_SHARD, (list(player_ids),), reach
+                )
+                return {
+                    r.player_id: Rating(mu=r.rating_mu, sigma=r.rating_sigma, games=r.rated_games)
+                    for answer in answers
+                    for r in _RATING_ROWS.decode(answer)
+                }
+        if rows is None:
+            rows = await self._pool.fetch(_RATINGS, list(player_ids))
         return {r[0]: Rating(mu=r[1], sigma=r[2], games=r[3]) for r in rows}
 
     async def public(self, player_id: str) -> PublicStanding | None:
@@ -208,6 +384,19 @@ class StoredStandings:
     async def leaderboard(
         self, by: Literal["wins", "xp", "rating"], limit: int, offset: int
     ) -> list[Standing]:
+        rows: Sequence[Any] | None = None
+        if await citus.detect(self._pool):
+            # Whole or not at all (no `Reach`): a rank counts everyone, so a page without a
+            # worker's people would rank the others wrongly. A worker away: 503 at once.
+            rows = await citus_reads.whole(self._pool, _LEADERBOARD[by], limit, offset)
+            if rows is None:
+                answers = await across(
+                    self._pool, "player_stats", _LEADERBOARD_SHARD[by], (offset + limit,), None
+                )
+                merged = _merged(answers, _STANDING_ROWS, *_LEADERBOARD_ORDER[by])
+                return merged[offset : offset + limit]
+        if rows is None:
+            rows = await self._pool.fetch(_LEADERBOARD[by], limit, offset)
         return [
             Standing(
                 player_id=r[0],
@@ -220,5 +409,5 @@ class StoredStandings:
                 rating_sigma=r[7],
                 rated_games=r[8],
             )
-            for r in await self._pool.fetch(_LEADERBOARD[by], limit, offset)
+            for r in rows
         ]

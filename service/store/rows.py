@@ -264,3 +264,26 @@ class TokenOwner(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     name: str  # the account's name, else the one the token was issued with
     registered: bool
     token_hash: bytes
+
+
+class Reach:
+    """What a read across shards left out (`service.store.citus_reads`): given to a read that
+    may answer without the shards of a worker that is away (the lobby, My games, the history),
+    it collects the workers that did not answer. None missing: the answer is whole (always so
+    on plain PostgreSQL and in memory, where a read is whole or fails)."""
+
+    def __init__(self) -> None:
+        self.missing: set[str] = set()
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.missing)
+
+
+class ShardsAway(ConnectionError):
+    """A read needs a shard whose worker is away: answered 503 `database-unavailable` (a
+    `ConnectionError`, as the driver's own are) at once instead of after Citus' timeouts."""
+
+    def __init__(self, workers: list[str]) -> None:
+        super().__init__(f"shards on workers away: {', '.join(workers)}")
+        self.workers = workers

@@ -63,7 +63,8 @@ class Deals:
             fingerprint=published.fingerprint.hex(),
         )
         self.money.form_pot(uow, game_id)
-        uow.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1))
+        follows = table.games[-1] if table.games else None  # Play again: spectators follow
+        uow.table_event(GameOpened(game_id=game_id, number=len(table.games) + 1, follows=follows))
         start = StartGame(
             game_id=game_id,
             table_id=table.table_id,

@@ -22,10 +22,12 @@ from dataclasses import dataclass, field
 from service.domain.history import Moment, Step, TurnSteps, moment, states, steps_of, turns_of
 from service.domain.rules.engine import GameState, initial_state
 from service.domain.rules.events import Event, decode_event
+from service.domain.views import SeatRatingView
 from service.store.log import RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.errors import VersionNotFound
 from service.usecases.identity import Player
+from service.usecases.ratings import seat_ratings
 from service.usecases.repository import Repository
 from service.usecases.streams import LogItem, visible_events
 from service.usecases.watching import viewer_seat
@@ -48,13 +50,16 @@ class StateAt:
 @dataclass(frozen=True)
 class StepsSeen:
     """`steps`' answer: every step of the game as the caller may see it (version 1 first), each
-    turn's versions, and where the game is now. The API's `GameSteps` is this on the wire."""
+    turn's versions, and where the game is now; once a rated game has ended, what it did to
+    each rated person's rating (`ratings`, as `getGame` gives it). The API's `GameSteps` is
+    this on the wire."""
 
     game_id: str
     latest: int
     over: bool
     steps: tuple[Step, ...]
     turns: tuple[TurnSteps, ...]
+    ratings: tuple[SeatRatingView, ...] | None = None
 
 
 @dataclass
@@ -120,7 +125,8 @@ class History:
         known = await self._known(game_id, now.version)
         over = now.phase == "ended"
         listed = steps_of(known.events[: now.version], known.after, seat, over)
-        return StepsSeen(game_id, now.version, over, listed, turns_of(listed))
+        ratings = await seat_ratings(self.ctx, self.repository, now) if over else None
+        return StepsSeen(game_id, now.version, over, listed, turns_of(listed), ratings)
 
     async def _known(self, game_id: str, version: int) -> _Known:
         """The cached log of the game, read on to at least `version`."""

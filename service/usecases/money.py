@@ -112,6 +112,11 @@ class Money:
             await until_applied(partial(self._hold_once, hold), what="wallet")
         return hold
 
+    async def check_hold(self, player: Player, stake: int) -> None:
+        """Raise `InsufficientCoins` if the caller's wallet could not hold `stake` now."""
+        wallet = await UnitOfWork(self.repository).wallet(player.player_id)
+        decide_hold(wallet, "", stake, "")
+
     async def _hold_once(self, hold: Hold) -> None:
         """Load the wallet, decide the hold, append."""
         uow = UnitOfWork(self.repository)
@@ -412,6 +417,14 @@ class Money:
             await uow.commit({"actor": "legacy_holds", "causation": "release_legacy"})
         return bool(events)
 
+    async def report_unknown(self, after: timedelta = RELAY_AFTER) -> dict[str, int]:
+        """Log the transfers waiting for a newer instance (a kind this version cannot deliver,
+        in a rolling deploy): they are left for it, not a fault here. Returns them by kind."""
+        unknown = await self.outbox.unknown_due(after)
+        if unknown:
+            log.warning("transfers left for a newer instance", kinds=unknown)
+        return unknown
+
     async def run(self) -> None:
         """Relay left-over transfers, expire unfinished sit-downs and release legacy holds,
         each at its own pace, until cancelled."""
@@ -427,6 +440,7 @@ class Money:
                     expire_due = loop.time() + min(EXPIRE_EVERY, self.ctx.hold_expiry)
                 if loop.time() >= legacy_due:
                     await self.release_legacy_holds()
+                    await self.report_unknown()
                     legacy_due = loop.time() + LEGACY_SWEEP_EVERY
                 await asyncio.sleep(RELAY_EVERY)
             except asyncio.CancelledError:

@@ -17,7 +17,7 @@ from service.domain.ratings import RatingChanged
 from service.domain.rules.engine import GameState
 from service.domain.rules.events import EndReason, SeatInfo
 from service.domain.tables import TableState
-from service.store.rows import PlayedGame
+from service.store.rows import PlayedGame, Reach
 from service.usecases.context import Context, stream
 from service.usecases.errors import NotFound
 from service.usecases.identity import Player
@@ -43,8 +43,9 @@ class MyGamesQuery:
         self.ctx = ctx
         self.repository = repository
 
-    async def list(self, player: Player) -> list[Seated]:
-        table_ids = await self.ctx.ports.members.tables_of(player.player_id, MAX_LISTED)
+    async def list(self, player: Player, reach: Reach | None = None) -> list[Seated]:
+        """Where ``player`` sits; with `reach`, at the tables of the shards that answer."""
+        table_ids = await self.ctx.ports.members.tables_of(player.player_id, MAX_LISTED, reach)
         tables = []
         for table_id in table_ids:
             try:
@@ -68,10 +69,12 @@ class MyGamesQuery:
         return tables
 
     async def history(
-        self, player: Player, kind: HistoryKind, limit: int, offset: int
+        self, player: Player, kind: HistoryKind, limit: int, offset: int, reach: Reach | None = None
     ) -> Sequence[PastGame]:
         """The caller's finished games (`history`)."""
-        return await history(self.ctx, self.repository, player.player_id, kind, limit, offset)
+        return await history(
+            self.ctx, self.repository, player.player_id, kind, limit, offset, reach
+        )
 
 
 # --- the games a person has played ------------------------------------------------------------
@@ -125,11 +128,16 @@ async def history(
     kind: HistoryKind,
     limit: int,
     offset: int,
+    reach: Reach | None = None,
 ) -> list[PastGame]:
     """Up to `limit` of the games `player_id` was dealt into and that ended, newest first,
-    from `offset` on; `kind`: all, rated or casual ones."""
+    from `offset` on; `kind`: all, rated or casual ones. With `reach`, the games of the
+    shards that answer; the rating changes come from the person's own stream, which must
+    answer (else `ShardsAway`: a game shown without its change would read as unrated)."""
     rated = None if kind == "all" else kind == "rated"
-    played = await ctx.ports.members.games_of(player_id, rated=rated, limit=limit, offset=offset)
+    played = await ctx.ports.members.games_of(
+        player_id, rated=rated, limit=limit, offset=offset, reach=reach
+    )
     if not played:
         return []
     changes = {

@@ -49,7 +49,7 @@ from service.domain.tables import (
 )
 from service.domain.views import GameView, game_view
 from service.store.log import DuplicateCommand
-from service.store.rows import ListedTable, LobbyListing
+from service.store.rows import ListedTable, LobbyListing, Reach
 from service.usecases.bee_threads import decide_with_bees
 from service.usecases.context import Context, stream
 from service.usecases.deals import Deals
@@ -212,21 +212,39 @@ class Tables:
         so a burst cannot slip past the count (across instances it can by one per instance)."""
         table_id = table_id or str(uuid.uuid4())  # Play now names it before opening it
         async with self.turns.turn(f"host-{player.player_id}"):
-            hosting = await self.ctx.ports.lobby.hosting(player.player_id)
-            opened = decide_open(
-                table_id,
-                player.player_id,
-                player.name,
-                capacity,
-                stake,
-                clock,
-                registered=player.registered,
-                hosting=hosting,
-                rated=rated,
-            )
-
+            opened = await self._decide_open(player, table_id, capacity, stake, clock, rated)
             hold = await self._hold(player, table_id, stake)
             return await self._open(player, TableDecision(events=opened, cause="open", hold=hold))
+
+    async def check_open(self, player: Player, capacity: int, stake: int, rated: bool) -> None:
+        """Raise the refusal opening such a table would meet now (the cap on tables hosted, an
+        account for a buy-in, the coins for it), changing nothing: Play now asks before it
+        names a table it may not be able to open."""
+        await self._decide_open(player, str(uuid.uuid4()), capacity, stake, None, rated)
+        if stake > 0:
+            await self.money.check_hold(player, stake)
+
+    async def _decide_open(
+        self,
+        player: Player,
+        table_id: str,
+        capacity: int,
+        stake: int,
+        clock: ClockSettings | None,
+        rated: bool,
+    ) -> list[TableEventUnion]:
+        hosting = await self.ctx.ports.lobby.hosting(player.player_id)
+        return decide_open(
+            table_id,
+            player.player_id,
+            player.name,
+            capacity,
+            stake,
+            clock,
+            registered=player.registered,
+            hosting=hosting,
+            rated=rated,
+        )
 
     # --- changes at a table -------------------------------------------------------------------
 
@@ -284,16 +302,24 @@ class Tables:
         return self._view(table, state, player)
 
     async def list_tables(
-        self, *, stake: str, has_free_seat: bool, limit: int, offset: int
+        self,
+        *,
+        stake: str,
+        has_free_seat: bool,
+        limit: int,
+        offset: int,
+        reach: Reach | None = None,
     ) -> list[Listed]:
         """The lobby: online tables not closed, newest first; `stake` "any", "free" or
         "buy_in"; `has_free_seat`: only those with a seat left. Each with whether it is rated
         and the average rating of the people with accounts seated there (from the table and
-        the standings: one read for every person of the page)."""
-        listed = await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset)
+        the standings: one read for every person of the page). With `reach` (on Citus, a
+        worker away): the tables of the shards that answer, each average of the people whose
+        records answer; what was left out is noted in it."""
+        listed = await self.ctx.ports.lobby.page(stake, has_free_seat, limit, offset, reach)
         tables = [await self.repository.table(t.listing.table_id) for t in listed]
         people = {s.player_id for t in tables for s in t.people if s.player_id is not None}
-        ratings = await self.ctx.ports.standings.ratings(sorted(people))
+        ratings = await self.ctx.ports.standings.ratings(sorted(people), reach)
         out = []
         for entry, table in zip(listed, tables, strict=True):
             seated = [ratings[s.player_id] for s in table.people if s.player_id in ratings]

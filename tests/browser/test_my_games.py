@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx
 
-from tests.browser.board import guest, play_turn, start_solo, wait_idle
+from tests.browser.board import guest, play_lowest, play_turn, start_solo, wait_idle
 
 
 def _auth(person: dict[str, Any]) -> dict[str, str]:
@@ -78,6 +78,56 @@ def test_a_running_table_can_be_watched_from_the_lobby(page: Any, board_url: str
     assert "You are watching this game." in page.locator(".banner").inner_text()
     assert page.locator(".hand-area").is_hidden()  # a spectator has no hand (not an empty box)
     assert page.locator(".scores .seat").count() == 2
+
+
+def test_play_again_takes_the_spectator_along(page: Any, board_url: str) -> None:
+    """Issue 43, item 5: Sam watches Hanna and Boris's game to its end; when Boris plays again,
+    Sam's board follows the table to the new game, still as a spectator."""
+    hana, bob = guest(board_url, "Hanna"), guest(board_url, "Boris")
+    table = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 2, "turn_seconds": 600, "choice_seconds": 600},
+        headers=_auth(hana),
+    ).json()
+    tid = table["table_id"]
+    game = httpx.post(f"{board_url}/tables/{tid}/seats", json={}, headers=_auth(bob)).json()[
+        "game"
+    ]["game_id"]
+    _sign_in(page, board_url, guest(board_url, "Sam"))
+    page.goto(f"{board_url}/#/game/{game}")
+    page.locator(".game-bar .watching").wait_for()
+    play_lowest(board_url, {1: hana, 2: bob}, game)
+    page.locator(".result").wait_for(timeout=20_000)
+    assert "you follow it to the next game" in page.locator(".result .following").inner_text()
+    again = httpx.post(f"{board_url}/tables/{tid}/games", json={}, headers=_auth(bob))
+    again.raise_for_status()
+    new = again.json()["game"]["game_id"]
+    page.wait_for_function("id => location.hash === `#/game/${id}`", arg=new, timeout=20_000)
+    page.locator(".game-bar .watching").wait_for()
+    assert "You are watching this game." in page.locator(".banner").inner_text()
+    assert page.locator(".hand-area").is_hidden()
+
+
+def test_a_finished_game_opened_later_keeps_its_spectator(page: Any, board_url: str) -> None:
+    """Who opens a game already ended (a shared link) stays on it when the table plays on."""
+    hana, bob = guest(board_url, "Hanna"), guest(board_url, "Boris")
+    table = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 2, "turn_seconds": 600, "choice_seconds": 600},
+        headers=_auth(hana),
+    ).json()
+    tid = table["table_id"]
+    game = httpx.post(f"{board_url}/tables/{tid}/seats", json={}, headers=_auth(bob)).json()[
+        "game"
+    ]["game_id"]
+    play_lowest(board_url, {1: hana, 2: bob}, game)
+    _sign_in(page, board_url, guest(board_url, "Sam"))
+    page.goto(f"{board_url}/#/game/{game}")
+    page.locator(".result").wait_for(timeout=20_000)
+    assert page.locator(".result .following").count() == 0
+    httpx.post(f"{board_url}/tables/{tid}/games", json={}, headers=_auth(bob)).raise_for_status()
+    page.wait_for_timeout(1500)  # the table's stream would have moved a live spectator by now
+    assert page.url.endswith(f"#/game/{game}")
 
 
 def test_the_animation_speed_is_kept_in_the_browser(page: Any) -> None:

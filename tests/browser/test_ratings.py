@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from tests.browser.board import account
+from tests.browser.board import account, guest
 
 
 def _auth(person: dict[str, Any]) -> dict[str, str]:
@@ -106,6 +106,15 @@ def test_a_rated_game_shows_on_the_profile_leaderboard_lobby_and_history(
     assert past.get_by_role("link", name=re.compile("^Replay")).get_attribute("href") == (
         f"#/replay/{game_id}"
     )
+    # The replay shows each person's rating before and after the game, and the change.
+    past.get_by_role("link", name=re.compile("^Replay")).click()
+    ratings = page.get_by_role("region", name="Ratings")
+    ratings.wait_for()
+    lines = ratings.locator("li").all_inner_texts()
+    assert lines[0] == f"You: 1500 → {points}? ({'+' if change >= 0 else ''}{change})", lines
+    assert lines[1].startswith(f"{ben['name']}: 1500 → "), lines
+    page.goto(board_url + "/#/games")
+    page.locator(f'.past-game[data-game="{game_id}"]').wait_for()
     page.get_by_label("Which games").select_option("casual")
     page.get_by_text("No finished game yet.").wait_for()
     assert page.locator(f'.past-game[data-game="{game_id}"]').count() == 0
@@ -146,3 +155,64 @@ def test_play_now_from_the_lobby_waits_at_a_table_the_next_asker_joins(
         f"{board_url}/play-now", json={"seats": 5, "rated": True}, headers=_auth(ben)
     ).json()
     assert seated["table_id"] == table_id and seated["you"] == 2
+
+
+def _sign_in_guest(page: Any, base: str, person: dict[str, Any]) -> None:
+    page.goto(base + "/")
+    page.evaluate(
+        "s => localStorage.setItem('swarm.board.session', JSON.stringify(s))",
+        {"token": person["token"], "player_id": person["player_id"], "name": person["name"]},
+    )
+
+
+def _play_now(page: Any, base: str, seats: int) -> str:
+    page.goto(base + "/#/lobby")
+    form = page.get_by_role("form", name="Open a table")
+    form.get_by_label("Seats").select_option(str(seats))
+    form.get_by_role("button", name="▶ Play now").click()
+    page.wait_for_url(re.compile(r".*#/table/.+"))
+    return str(page.url.rsplit("/", 1)[-1])
+
+
+def test_play_now_alone_offers_a_game_with_bees_when_nobody_comes(
+    page: Any, board_url: str
+) -> None:
+    """Issue 43, item 4: nobody comes to the table Play now opened. The board says how long
+    Ann has waited and, after PATIENCE_SECONDS, offers bees: alone she cannot fill an online
+    table (seed §9), so she plays the same seats on her own against them (seed §8)."""
+    ann = guest(board_url, "Ann")  # a guest: no password to hash on a loaded machine
+    page.clock.install()
+    _sign_in_guest(page, board_url, ann)
+    table_id = _play_now(page, board_url, 7)  # a kind no other test asks for
+    waiting = page.locator(".waiting")
+    waiting.get_by_text("Waiting for others").wait_for()
+    assert page.get_by_role("group", name="Nobody has come").count() == 0
+    page.clock.fast_forward(31_000)
+    offer = page.get_by_role("group", name="Nobody has come")
+    offer.wait_for()
+    assert re.search(r"Nobody has come in 0:3\d\. Play against bees instead", offer.inner_text())
+    offer.get_by_role("button", name="🐝 Play with bees").click()
+    page.wait_for_url(re.compile(r".*#/game/.+"))
+    page.locator(".hand button.bee").first.wait_for()
+    assert page.locator(".scores .seat").count() == 7
+    left = httpx.get(f"{board_url}/tables/{table_id}", headers=_auth(ann)).json()
+    assert left["status"] == "closed"  # the waiting table is gone from the lobby
+
+
+def test_play_now_with_two_people_offers_to_fill_with_bees(page: Any, board_url: str) -> None:
+    ann, ben = guest(board_url, "Ann"), guest(board_url, "Ben")
+    page.clock.install()
+    _sign_in_guest(page, board_url, ann)
+    table_id = _play_now(page, board_url, 6)  # a kind no other test asks for
+    seated = httpx.post(f"{board_url}/play-now", json={"seats": 6}, headers=_auth(ben)).json()
+    assert seated["table_id"] == table_id and seated["you"] == 2
+    page.locator(".seat-list").get_by_text(ben["name"]).wait_for()
+    page.clock.fast_forward(31_000)
+    offer = page.get_by_role("group", name="Nobody has come")
+    offer.wait_for()
+    assert "fill the empty seats with bees and start" in offer.inner_text()
+    offer.get_by_role("button", name="🐝 Fill with bees now").click()
+    page.wait_for_url(re.compile(r".*#/game/.+"))
+    page.locator(".hand button.bee").first.wait_for()
+    names = page.locator(".scores .seat").all_inner_texts()
+    assert len(names) == 6 and sum("🐝" in n for n in names) == 4, names

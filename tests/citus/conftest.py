@@ -15,12 +15,19 @@ import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+from litestar.testing import AsyncTestClient
 
+from service.api.app import create_app
 from service.store.migrate import migrate
 from service.store.pool import Pool, open_pool
+
+# The e2e suite's players (tests/e2e/conftest.py): its flows, imported by the modules here, run
+# on this folder's `database_url`, the cluster's, through `client` below.
+from tests.e2e.conftest import ada, anon  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "deploy" / "citus-cluster.sh"
@@ -79,9 +86,9 @@ def citus_env() -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
-def database_url(citus_env: dict[str, str]) -> Iterator[str]:
-    """A fresh database on every node of the cluster, migrated (the tables distributed)."""
+def fresh_database() -> Iterator[str]:
+    """A fresh database on every node of the cluster, migrated (the tables distributed), its
+    URL; dropped afterwards."""
     name = f"swarm_t{uuid.uuid4().hex[:10]}"
     url = cluster("database", name)
     try:
@@ -91,13 +98,33 @@ def database_url(citus_env: dict[str, str]) -> Iterator[str]:
         cluster("drop-database", name)
 
 
-@pytest.fixture(scope="session")
-async def pool(database_url: str) -> AsyncIterator[Pool]:
-    """The cluster's pool, a fixture of this folder. Without it the suite's session-wide `pool`
-    (tests/conftest.py) would be built on the cluster's `database_url` when a test here asks
-    first, and handed, still on Citus, to every test that runs after it on the same worker."""
+async def cluster_pool(database_url: str) -> AsyncIterator[Pool]:
     pool = await open_pool(database_url, min_size=1, max_size=30)
     try:
         yield pool
     finally:
         await pool.close()
+
+
+@pytest.fixture(scope="session")
+def database_url(citus_env: dict[str, str]) -> Iterator[str]:
+    """A fresh database on every node of the cluster, migrated (the tables distributed)."""
+    yield from fresh_database()
+
+
+@pytest.fixture(scope="session")
+async def pool(database_url: str) -> AsyncIterator[Pool]:
+    """The cluster's pool, a fixture of this folder. Without it the suite's session-wide `pool`
+    (tests/conftest.py) would be built on the cluster's `database_url` when a test here asks
+    first, and handed, still on Citus, to every test that runs after it on the same worker."""
+    async for each in cluster_pool(database_url):
+        yield each
+
+
+@pytest.fixture(scope="module")
+async def client(database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
+    """The e2e suite's app (its clock thread running) for one module, not the session as there:
+    left running, its clock thread's claims (reads of every shard, every 0.25 s) would count in
+    `citus_stat_counters` beside the writes test_router_writes.py measures."""
+    async with AsyncTestClient(app=create_app(database_url)) as client:
+        yield client

@@ -1,7 +1,11 @@
 """Growing while playing (issue 46): a third worker added and the shards rebalanced onto it
 (`citus_rebalance_start`, moves by logical replication) while solo games play through the API.
 No acknowledged move is lost, no chain forks (every game's chain verifies, versions have no
-gap), and the answered moves' p99 during the rebalance is reported."""
+gap), and the answered moves' p99 during the rebalance is reported.
+
+Online games with a 1 s turn clock (tests/citus/online.py) play all the while, two on each of
+the first two workers, the app's clock thread firing their turns: their moves are not lost, no
+turn is revealed twice, and the clock fires on both workers' games while the shards move."""
 
 from __future__ import annotations
 
@@ -14,10 +18,13 @@ from litestar.testing import AsyncTestClient
 
 from service.api.app import create_app
 from service.store.events import EventStore
+from tests.citus import online
 from tests.citus.conftest import cluster
 from tests.citus.test_faults_across_hosts import _move
 from tests.e2e.api_client import Api
 from tests.faults.conftest import summary
+
+_STATE = "select state from citus_rebalance_status() order by job_id desc limit 1"
 
 
 def _p99(values: list[float]) -> float:
@@ -32,7 +39,8 @@ async def test_shards_move_to_a_new_worker_while_games_play(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("SWARM_METRICS", "0")
-    app = create_app(database_url, run_clock=False)
+    app = create_app(database_url)  # its clock thread fires the online games' turns
+    tally = online.Tally()
     acked: dict[str, int] = {}
     answered: list[float] = []
     refused: list[int] = []
@@ -64,34 +72,36 @@ async def test_shards_move_to_a_new_worker_while_games_play(
                     await asyncio.sleep(0.2)
 
         people = [await anon.guest(f"Grow{i}") for i in range(8)]
+        onlines = await online.open_games(anon, database_url, per_worker=2)
         players = [asyncio.create_task(play(p)) for p in people]
-        try:
-            await asyncio.sleep(1)
-            cluster("add-worker", "3", database_url.rsplit("/", 1)[1])
-            started = time.monotonic()
-            window.append(started)
-            with psycopg.connect(database_url, autocommit=True) as conn:
-                conn.execute("select citus_rebalance_start()")
-                while True:
-                    row = conn.execute(
-                        "select state from citus_rebalance_status() order by job_id desc limit 1"
+        async with online.playing(onlines, tally):
+            try:
+                await asyncio.sleep(1)
+                moving = online.now()
+                cluster("add-worker", "3", database_url.rsplit("/", 1)[1])
+                started = time.monotonic()
+                window.append(started)
+                with psycopg.connect(database_url, autocommit=True) as conn:
+                    conn.execute("select citus_rebalance_start()")
+                    while True:
+                        row = conn.execute(_STATE).fetchone()
+                        if row is not None and row[0] in ("finished", "failed", "cancelled"):
+                            break
+                        await asyncio.sleep(0.5)
+                        assert time.monotonic() - started < 300, "rebalance still running"
+                    state = row[0]
+                    on_new = conn.execute(
+                        "select count(*) from citus_shards where nodeport = 5432"
+                        " and nodename like '%.13' or nodeport = 57403"
                     ).fetchone()
-                    if row is not None and row[0] in ("finished", "failed", "cancelled"):
-                        break
-                    await asyncio.sleep(0.5)
-                    assert time.monotonic() - started < 300, "rebalance still running"
-                state = row[0]
-                on_new = conn.execute(
-                    "select count(*) from citus_shards where nodeport = 5432"
-                    " and nodename like '%.13' or nodeport = 57403"
-                ).fetchone()
-            seconds = time.monotonic() - started
-            window.append(started + seconds)
-            during = len(answered)
-            await asyncio.sleep(1)
-        finally:
-            done.set()
-            await asyncio.gather(*players)
+                seconds = time.monotonic() - started
+                window.append(started + seconds)
+                moved = online.now()
+                during = len(answered)
+                await asyncio.sleep(1)
+            finally:
+                done.set()
+                await asyncio.gather(*players)
     assert state == "finished", state
     assert on_new is not None and on_new[0] > 0, "no shard moved to the new worker"
     lost = 0
@@ -103,6 +113,8 @@ async def test_shards_move_to_a_new_worker_while_games_play(
         assert verdict.ok, (gid, verdict)
     assert lost == 0
     assert during > 0, "no move was answered while the shards moved"
+    played = await online.check(event_store, onlines, tally, {"during": (moving, moved)})
+    clocked = tally.answered(window[0], window[1])
     summary(
         "citus_rebalance",
         games=len(games),
@@ -114,4 +126,9 @@ async def test_shards_move_to_a_new_worker_while_games_play(
         answered_max_s=round(max(answered), 3),
         lost=lost,
         chains_verified=len(games),
+        **played,
+        online_answered_during=len(clocked),
+        online_answered_p99_s=round(online.p99(clocked), 3),
     )
+    # The clock fired on both first workers' games while their shards moved.
+    assert all(played[f"clocks_fired_during@{g.host}"] > 0 for g in onlines), played

@@ -9,7 +9,7 @@ or a game's streams exactly one single-shard execution (the one delegated call o
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 
 import psycopg
@@ -18,12 +18,27 @@ import pytest
 from service.store.events import EventStore
 from service.store.log import StreamAppend
 from service.store.pool import Pool
+from tests.citus.conftest import cluster_pool, fresh_database
 from tests.faults import test_shard_boundaries as flows
 
 _COUNTERS = """
 select query_execution_single_shard, query_execution_multi_shard
   from citus_stat_counters where name = current_database()
 """
+
+
+@pytest.fixture(scope="module")
+def database_url(citus_env: dict[str, str]) -> Iterator[str]:
+    """A database of this module's own: `citus_stat_counters` count a database's executions,
+    and the flows' clock (`fire_due_timers` a year ahead) would fire the timers other modules'
+    games left, in parallel, beside the appends measured here."""
+    yield from fresh_database()
+
+
+@pytest.fixture(scope="module")
+async def pool(database_url: str) -> AsyncIterator[Pool]:
+    async for each in cluster_pool(database_url):
+        yield each
 
 
 class Measured:

@@ -406,3 +406,62 @@ async def test_a_table_stream_shows_seats_host_and_games_as_they_happen_and_resu
         followers.append(tail)
         await tail.finish()
         assert [m.data for m in tail.received] == [m.data for m in resumed.received[-2:]]
+
+
+async def test_a_spectator_follows_the_table_to_the_game_played_again(
+    instance_a: str, instance_b: str
+) -> None:
+    """Issue 43, item 5: Play again takes the spectators along. Sue watches Hana and Bob's game
+    through instance B; when Bob plays again through instance A, the table's stream says which
+    game the new one follows, and Sue watches that one too."""
+    async with (
+        asyncio.timeout(OVERALL),
+        httpx.AsyncClient(base_url=instance_a, timeout=TIMEOUT) as ca,
+        httpx.AsyncClient(base_url=instance_b, timeout=TIMEOUT) as cb,
+        following() as followers,
+    ):
+        hana = await Api(ca).guest("Hana")  # type: ignore[arg-type]
+        bob = await Api(ca).guest("Bob")  # type: ignore[arg-type]
+        sue = await Api(cb).guest("Sue")  # type: ignore[arg-type]
+        tid = (await hana.create_table(seats=2, **UNTIMED))["table_id"]
+        started = await bob.ok_table_action(tid, "seats")  # the table is full: dealt at once
+        gid = started["game"]["game_id"]
+        assert (await sue.game(gid))["you"] is None  # a spectator
+        watched = StreamFollower(cb, f"/games/{gid}/stream", sue.headers, name="sue@game")
+        table = StreamFollower(cb, f"/tables/{tid}/stream", sue.headers, name="sue@table")
+        followers += [watched, table]
+        first = await table.wait_for_type("game_opened")
+        assert first.data["data"] == {
+            "type": "game_opened",
+            "game_id": gid,
+            "number": 1,
+            "follows": None,
+        }
+
+        await play_online_to_the_end({1: hana, 2: bob}, gid)
+        await watched.finish()  # the watched game's stream ends with it
+        assert watched.types[-2:] == ["game_ended", "deal_revealed"]
+
+        again = await bob.ok_table_action(tid, "games")
+        new = again["game"]["game_id"]
+        assert new != gid and again["games"] == [gid, new]
+        deadline = time.monotonic() + PROMPT
+        while True:  # the second game_opened, through the other instance's wake-up
+            opened = [m for m in table.received if m.event == "game_opened"]
+            if len(opened) == 2:
+                break
+            assert time.monotonic() < deadline, table.types
+            await asyncio.sleep(0.005)
+        assert opened[1].data["data"] == {
+            "type": "game_opened",
+            "game_id": new,
+            "number": 2,
+            "follows": gid,
+        }
+        # Sue follows it as she followed the first: a spectator, every hand hidden.
+        view = await sue.game(new)
+        assert view["you"] is None and view["phase"] == "picking" and view["hand"] == []
+        next_game = StreamFollower(cb, f"/games/{new}/stream", sue.headers, name="sue@next")
+        followers.append(next_game)
+        started_msg = await next_game.wait_for_type("game_started")
+        assert all(hand is None for hand in started_msg.data["data"]["hands"])

@@ -69,6 +69,17 @@ async def test_rule_a_rated_game_moves_ratings_a_casual_one_does_not(
     for shown, rating in zip(ended["ratings"], ratings, strict=True):
         assert shown["status"] == "delivered" and shown["before"] == 1500
         assert shown["after"] == rating["points"] and shown["change"] == rating["points"] - 1500
+
+    # The replay's steps carry the same changes, before and after, to anyone who may see the
+    # game (issue 43: "shown ... the replay"); a casual game's none.
+    async def steps(game_id: str) -> dict[str, Any]:
+        response = await anon.client.get(f"/games/{game_id}/steps", headers=people[2].headers)
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    assert (await steps(last["game_id"]))["ratings"] == ended["ratings"]
+    assert (await steps(casual["game_id"]))["ratings"] is None
     # Fewer stings, more points: the winners gain and the last loses (unless all tied).
     ranked = sorted(by_seat, key=lambda seat: by_seat[seat])
     points = [ratings[seat - 1]["points"] for seat in ranked]
@@ -154,9 +165,30 @@ async def test_a_players_games_export_as_ndjson_each_line_an_audited_game(anon: 
     ended = history[0]["ended_at"]
     assert [g["game_id"] for g in await export(ann, ann_id, since=ended)] == [mine[0]["game_id"]]
     assert mine[0]["game_id"] not in {g["game_id"] for g in await export(ann, ann_id, until=ended)}
-    assert await export(ann, ben_id, until="2001-01-01T00:00:00") == []
+    assert await export(ann, ben_id, until="2001-01-01T00:00:00Z") == []
+    assert await export(ann, ann_id, since="2001-01-01T01:00:00+01:00") == mine
     unknown = await ann.client.get(f"/players/{uuid.uuid4()}/games", headers=ann.headers)
     assert unknown.status_code == 404
     assert unknown.headers["content-type"].startswith("application/problem+json")
-    bad = await ann.client.get(f"/players/{ann_id}/games?since=yesterday", headers=ann.headers)
-    assert bad.status_code == 400
+    # Times are RFC 3339 with their offset, as the document's pattern says, and within the
+    # years 1 to 9999 in UTC: anything else is a 400, never read as something else (a Unix
+    # time, no bound) nor a 500 (a year 0 or 10000 once in UTC, which PostgreSQL refused).
+    for odd in (
+        "yesterday",
+        "1700000000",
+        "-1",
+        "1e9",
+        "null",
+        "2026-12-07",
+        "2026-12-07T00:00:00",  # no offset
+        "2026-12-07T00:00:00+0100",
+        "2026-13-07T00:00:00Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59-01:00",
+    ):
+        for name in ("since", "until"):
+            bad = await ann.client.get(
+                f"/players/{ann_id}/games", params={name: odd}, headers=ann.headers
+            )
+            assert bad.status_code == 400, (name, odd, bad.text)
+            assert bad.headers["content-type"].startswith("application/problem+json")

@@ -41,6 +41,7 @@ class FakeClock:
         ("POST", "/tables", NEW),
         ("POST", "/solo-tables", NEW),
         ("POST", "/tables/3f1c/seats", NEW),
+        ("POST", "/play-now", NEW),  # it opens tables, or seats one
         ("GET", "/games/3f1c", MOVE),  # the view a player moves from
         ("GET", "/games/3f1c/events", OTHER),
         ("GET", "/tables", OTHER),
