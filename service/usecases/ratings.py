@@ -17,6 +17,7 @@ from service.domain.ratings import (
     Mismatch,
     Placing,
     RatingChanged,
+    changed_by,
     check_ratings,
     decide_rating,
     places,
@@ -46,10 +47,13 @@ async def field_of(
 
 
 def rating_transfers(game: GameState, table_id: str, field: Iterable[Placing]) -> list[RateGame]:
+    """One `rate_game` for each person the game's result changes (`changed_by`), each with
+    the whole field."""
     chosen = tuple(field)
+    changed = changed_by(game, ((p.player_id, p.place) for p in chosen))
     return [
-        RateGame(player_id=p.player_id, table_id=table_id, game_id=game.game_id, field=chosen)
-        for p in chosen
+        RateGame(player_id=p, table_id=table_id, game_id=game.game_id, field=chosen)
+        for p in changed
     ]
 
 
@@ -77,7 +81,7 @@ async def seat_ratings(
     if not field:
         return None
     out = []
-    for player_id, _ in field:
+    for player_id in changed_by(game, field):
         change = await _change_of(ctx, player_id, game.game_id)
         out.append(seat_rating_view(people[player_id], change))
     return tuple(sorted(out, key=lambda v: v.seat))
@@ -152,9 +156,11 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
         games=len(games),
         mismatches=check_ratings(streams),
     )
+    changed: dict[str, set[str]] = {}
     for game_id, (table_id, placed) in games.items():
         table = await repository.table(table_id)
         game = await repository.game(game_id)
+        changed[game_id] = set(changed_by(game, placed))
         problem = None
         if not table.rated:
             problem = "a casual table's game was rated"
@@ -173,6 +179,15 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
                         version=version,
                         game_id=change.game_id,
                         problem="not in the game's field as the others' changes give it",
+                    )
+                )
+            elif player_id not in changed[change.game_id]:
+                check.mismatches.append(
+                    Mismatch(
+                        player_id=player_id,
+                        version=version,
+                        game_id=change.game_id,
+                        problem="rated for a walk-over they won (only its leavers are rated)",
                     )
                 )
     return check

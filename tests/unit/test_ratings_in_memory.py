@@ -133,3 +133,25 @@ async def test_a_rating_cut_short_is_relayed_once_and_recomputes(
         )
     check = await recompute(swarm.ctx, swarm.repository)
     assert (check.changes, check.mismatches) == (4, [])  # two games, two people
+
+
+async def test_a_walk_over_rates_the_leaver_alone_so_two_accounts_farm_nothing() -> None:
+    """Issue 43's review: Ann opens a rated table, Ben joins (the game is dealt) and leaves at
+    once, again and again. Ann wins each game (and its XP), and her rating does not move;
+    Ben's falls; the recomputation agrees."""
+    swarm = swarm_in_memory()
+    ann, ben = await account(swarm, "Ann"), await account(swarm, "Ben")
+    for _ in range(5):
+        game_id = await full_table(swarm, [ann, ben], rated=True)
+        game = await swarm.repository.game(game_id)
+        await swarm.tables.leave_table(ben, game.table_id)
+        await swarm.tables.leave_table(ann, game.table_id)
+        ended = await swarm.repository.game(game_id)
+        assert ended.end_reason == "last_person_standing"
+    assert await changes(swarm, ann) == []
+    assert (await swarm.repository.player_record(ann.player_id)).rating == NEW
+    assert (await swarm.repository.player_record(ann.player_id)).stats.games_won == 5
+    lost = await changes(swarm, ben)
+    assert len(lost) == 5 and lost[-1].after.points < NEW.points
+    check = await recompute(swarm.ctx, swarm.repository)
+    assert (check.people, check.changes, check.games, check.mismatches) == (1, 5, 5, [])
