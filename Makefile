@@ -170,7 +170,7 @@ race-citus: $(VENV)/.installed
 
 # Appends a second on Citus with one worker and with two against plain PostgreSQL, where each
 # node's CPU goes, Citus' router share, and a move's p50/p99 over HTTP on Citus ÷ on plain, in
-# one run (tests/bench/citus.py, docs/benchmarks.md "The store on Citus"; ~6 min) on the cluster
+# one run (tests/bench/citus.py, docs/benchmarks.md "The store on Citus"; ~8 min) on the cluster
 # above (started if it is not running) and a plain PostgreSQL of its own.
 # CITUS_ARGS passes more options: --quick (one short round, ~2 min), --no-http, --clients N.
 bench-citus: $(VENV)/.installed

@@ -112,6 +112,20 @@ def places(game: GameState, rated: Iterable[str]) -> tuple[tuple[str, int], ...]
     )
 
 
+def changed_by(game: GameState, field: Iterable[tuple[str, int]]) -> tuple[str, ...]:
+    """Who of an ended rated game's field its result changes the rating of: everyone, except
+    after a walk-over (everyone else left, `last_person_standing`), when only the leavers are
+    rated. The one who stayed wins the game (and what it pays), not rating points: else two
+    accounts, one joining and leaving at once, farmed a rating past every real player's (20
+    such games in 10 s put one at 2,395, first on the leaderboard; issue 43's review). Leaving
+    costs the leavers as before."""
+    people = [player_id for player_id, _ in field]
+    if game.end_reason != "last_person_standing":
+        return tuple(people)
+    stayed = {s.info.player_id for s in game.seats if s.playing}
+    return tuple(p for p in people if p not in stayed)
+
+
 def rate(field: Sequence[Placing]) -> dict[str, Rating]:
     """Everyone's rating after a game with this field (each with their rating before it)."""
     ordered = sorted(field, key=lambda p: (p.place, p.player_id))

@@ -214,28 +214,37 @@ select shard_name(s.logicalrelid, s.shardid), n.nodename, n.nodeport
  where s.logicalrelid = 'events'::regclass and p.shardstate = 1 and n.noderole = 'primary'
  order by s.shardminvalue::integer
 """
-# One shard's page, run on its worker: in (txid, position) order after the cursor, below that
-# worker's own horizon when asked (%5$s: the condition or `true`).
+# One shard's page, run on its worker. A shard holds the rows of every worker that wrote them
+# (moving a shard keeps each row's transaction id and position): the writer is the position's
+# top bits (each node draws from its group id << 48). Each writer's rows are in its own
+# (txid, position) order, after the cursor's place for that writer (%2$L: [[writer, txid,
+# position], ...]); only the rows this worker wrote can still be in a transaction it is
+# running, so its own horizon holds back only those (when %4$L).
 _SHARD_PAGE = """
-select coalesce(json_agg(t order by t.txid, t.position), '[]')::text from (
-  select position, stream, version, type, data::text as data, metadata::text as metadata,
-         recorded_at, encode(hash, 'hex') as hash, chain, txid
-    from %1$s
-   where (txid, position) > (%2$L::xid8, %3$L::bigint)
-     and (%4$L::text is null or starts_with(stream, %4$L::text))
-     and %5$s
-   order by txid, position
-   limit %6$L::bigint) as t
+select coalesce(json_agg(t order by t.writer, t.txid, t.position), '[]')::text from (
+  select e.position >> 48 as writer, e.position, e.stream, e.version, e.type,
+         e.data::text as data, e.metadata::text as metadata, e.recorded_at,
+         encode(e.hash, 'hex') as hash, e.chain, e.txid
+    from %1$s as e
+   where not exists (select 1 from jsonb_array_elements(%2$L::jsonb) as c
+                      where (c->>0)::bigint = e.position >> 48
+                        and (e.txid, e.position) <= ((c->>1)::xid8, (c->>2)::bigint))
+     and (%3$L::text is null or starts_with(e.stream, %3$L::text))
+     and (not %4$L::boolean
+          or e.position >> 48 <> (select groupid from pg_dist_local_group)
+          or e.txid < pg_snapshot_xmin(pg_current_snapshot()))
+   order by e.position >> 48, e.txid, e.position
+   limit %5$L::bigint) as t
 """
 _ON_ONE_WORKER = """
 select r.success, r.result
   from master_run_on_worker(array[$1::text], array[$2::integer],
                             array[format($3, variadic $4::text[])], false) as r
 """
-_HORIZON = "txid < pg_snapshot_xmin(pg_current_snapshot())"
 
 
 class _LogRow(msgspec.Struct, frozen=True):
+    writer: int
     position: int
     stream: str
     version: int
@@ -249,6 +258,15 @@ class _LogRow(msgspec.Struct, frozen=True):
 
 
 _LOG_ROWS = msgspec.json.Decoder(list[_LogRow])
+
+
+def _places(
+    places: list[dict[int, tuple[int, int]]],
+) -> tuple[tuple[tuple[int, int, int], ...], ...]:
+    """A reader's place in every shard, as `LogCursor.shards` holds it."""
+    return tuple(tuple((w, t, p) for w, (t, p) in sorted(place.items())) for place in places)
+
+
 _META = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -263,13 +281,13 @@ async def read_all(
     shards = await pool.fetch(_EVENT_SHARDS)
     if after.shards and len(after.shards) != len(shards):
         raise ValueError("the cursor was taken with another number of shards")
-    places = list(after.shards or [(0, 0)] * len(shards))
+    places = [{w: (t, p) for w, t, p in place} for place in after.shards] or [{} for _ in shards]
     events: list[RecordedEvent] = []
     for index, (name, host, port) in enumerate(shards):
         if len(events) >= limit:
             break
-        txid, position = places[index]
-        args = [name, str(txid), str(position), stream_prefix, _HORIZON if horizon else "true"]
+        place = msgspec.json.encode([[w, t, p] for w, (t, p) in places[index].items()])
+        args = [name, place.decode(), stream_prefix, str(horizon).lower()]
         args.append(str(limit - len(events)))
         [(success, result)] = await pool.fetch(_ON_ONE_WORKER, host, port, _SHARD_PAGE, args)
         result = result or ""
@@ -278,7 +296,7 @@ async def read_all(
                 raise ShardsAway([f"{host}:{port}"])
             raise RuntimeError(f"a read of the log failed on {host}:{port}: {result}")
         for r in _LOG_ROWS.decode(result):
-            places[index] = (int(r.txid), r.position)
+            places[index][r.writer] = (int(r.txid), r.position)
             events.append(
                 RecordedEvent(
                     position=r.position,
@@ -291,7 +309,7 @@ async def read_all(
                     hash=b"" if r.hash is None else bytes.fromhex(r.hash),
                     txid=int(r.txid),
                     chain=r.chain,
-                    after=LogCursor(shards=tuple(places)),
+                    after=LogCursor(shards=_places(places)),
                 )
             )
     return events

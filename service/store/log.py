@@ -45,10 +45,11 @@ class LogCursor(msgspec.Struct, frozen=True, order=True):
 
     txid: int = 0
     position: int = 0
-    # On Citus, where each shard has its own order (its worker's transactions): the (txid,
-    # position) read so far in each shard, in the order of their hash ranges; () elsewhere.
-    # It only grows, one shard at a time, so each cursor is greater than the one before.
-    shards: tuple[tuple[int, int], ...] = ()
+    # On Citus, where each worker numbers its own transactions: for each shard, in the order
+    # of their hash ranges, the (writer, txid, position) read so far of each worker that wrote
+    # rows there (one, unless the shard was moved); () elsewhere. It only grows, so each cursor
+    # is greater than the one before (but across a move to a worker of a lower group id).
+    shards: tuple[tuple[tuple[int, int, int], ...], ...] = ()
 
 
 class RecordedEvent(msgspec.Struct, frozen=True):

@@ -112,6 +112,11 @@ class Money:
             await until_applied(partial(self._hold_once, hold), what="wallet")
         return hold
 
+    async def check_hold(self, player: Player, stake: int) -> None:
+        """Raise `InsufficientCoins` if the caller's wallet could not hold `stake` now."""
+        wallet = await UnitOfWork(self.repository).wallet(player.player_id)
+        decide_hold(wallet, "", stake, "")
+
     async def _hold_once(self, hold: Hold) -> None:
         """Load the wallet, decide the hold, append."""
         uow = UnitOfWork(self.repository)

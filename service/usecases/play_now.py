@@ -7,8 +7,13 @@ one kind of table take turns on a stream of their own, `playnow-<seats>-<rated|c
 an ask that finds no table to join appends `play_now_opened` naming the table it is about to
 open, at the version it read (`ConcurrencyConflict` if another ask appended first, on any
 instance), then opens it. The other ask, decided again, finds that table named and joins it
-(waiting a moment if it is still being opened). A table named but never opened (its opener
-crashed) is passed over after `OPENING_WAIT`.
+(waiting a moment if it is still being opened). An ask names a table only once opening it
+would not be refused (`Tables.check_open`: the cap on tables hosted, an account and the coins
+for a buy-in), so a refused ask writes nothing. A table named but never opened (its opener
+crashed, or lost a race for its coins) is waited for, up to `OPENING_WAIT`, only when it is
+the newest name (the one an ask right behind its opener can find still being opened): names
+that never became tables cannot make every later ask wait. No clock is compared: the
+database's and an instance's may differ.
 """
 
 from __future__ import annotations
@@ -71,14 +76,16 @@ class PlayNow:
     async def _attempt(
         self, player: Player, key: str, seats: int, rated: bool, stake: int
     ) -> TableSeen:
-        rows = await self.ctx.store.read_stream(key)
-        version = rows[-1].version if rows else 0
-        named = [_DECODER.decode(r.data) for r in rows[-RECENT:]][::-1]
+        version = await self.ctx.store.stream_version(key)
+        rows = await self.ctx.store.read_stream(key, after_version=max(0, version - RECENT))
+        version = rows[-1].version if rows else version
+        named = [_DECODER.decode(r.data) for r in rows][::-1]
         for table in await self._joinable(named, player, seats, rated, stake):
             try:
                 return await self.tables.join_table(player, table.table_id, None)
             except Refused:  # full or started meanwhile: the next one
                 continue
+        await self.tables.check_open(player, seats, stake, rated)  # refused: nothing named
         table_id = str(uuid.uuid4())
         opened = PlayNowOpened(table_id=table_id, host=player.player_id)
         event = NewEvent(type="play_now_opened", data=msgspec.json.encode(opened))
@@ -91,13 +98,18 @@ class PlayNow:
         )
 
     async def _joinable(
-        self, named: list[PlayNowOpened], player: Player, seats: int, rated: bool, stake: int
+        self,
+        named: list[PlayNowOpened],
+        player: Player,
+        seats: int,
+        rated: bool,
+        stake: int,
     ) -> list[TableState]:
         """The tables named on the stream that still wait for people and could seat the
         caller, closest average rating first (a table being opened is waited for)."""
         found = []
-        for entry in named:
-            table = await self._opened(entry.table_id)
+        for i, entry in enumerate(named):
+            table = await self._opened(entry.table_id, wait=i == 0)  # the newest name
             if (
                 table is None
                 or table.status != "open"
@@ -119,10 +131,11 @@ class PlayNow:
 
         return sorted(found, key=distance)
 
-    async def _opened(self, table_id: str) -> TableState | None:
-        """The table, once opened; None if it is not opened within `OPENING_WAIT`."""
+    async def _opened(self, table_id: str, *, wait: bool) -> TableState | None:
+        """The table, once opened; None if it is not opened (within `OPENING_WAIT` when
+        `wait`)."""
         loop = asyncio.get_running_loop()
-        until = loop.time() + OPENING_WAIT
+        until = loop.time() + (OPENING_WAIT if wait else 0.0)
         while True:
             try:
                 return await self.repository.table(table_id)

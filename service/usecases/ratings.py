@@ -17,14 +17,15 @@ from service.domain.ratings import (
     Mismatch,
     Placing,
     RatingChanged,
+    changed_by,
     check_ratings,
     decide_rating,
     places,
 )
 from service.domain.rules.engine import GameState
-from service.domain.transfers import RateGame
+from service.domain.transfers import RateGame, rating_transfer_id
 from service.domain.views import SeatRatingView, seat_rating_view
-from service.store.log import LogCursor
+from service.store.log import LogCursor, RecordedEvent
 from service.usecases.context import Context, stream
 from service.usecases.repository import Repository
 from service.usecases.unit_of_work import UnitOfWork
@@ -46,10 +47,13 @@ async def field_of(
 
 
 def rating_transfers(game: GameState, table_id: str, field: Iterable[Placing]) -> list[RateGame]:
+    """One `rate_game` for each person the game's result changes (`changed_by`), each with
+    the whole field."""
     chosen = tuple(field)
+    changed = changed_by(game, ((p.player_id, p.place) for p in chosen))
     return [
-        RateGame(player_id=p.player_id, table_id=table_id, game_id=game.game_id, field=chosen)
-        for p in chosen
+        RateGame(player_id=p, table_id=table_id, game_id=game.game_id, field=chosen)
+        for p in changed
     ]
 
 
@@ -77,18 +81,32 @@ async def seat_ratings(
     if not field:
         return None
     out = []
-    for player_id, _ in field:
-        rows = await ctx.store.read_stream(stream("player", player_id))
-        change = next(
-            (
-                c
-                for _, c in rating_changes((r.version, r.type, r.data) for r in rows)
-                if c.game_id == game.game_id
-            ),
-            None,
-        )
+    for player_id in changed_by(game, field):
+        change = await _change_of(ctx, player_id, game.game_id)
         out.append(seat_rating_view(people[player_id], change))
     return tuple(sorted(out, key=lambda v: v.seat))
+
+
+async def _change_of(ctx: Context, player_id: str, game_id: str) -> RatingChanged | None:
+    """The change a game made to one person's rating, None while it is on its way. Its
+    delivery appended one event under the transfer's id (`Money._deliver_once`), so the
+    version that command produced is the change's: one short read, whatever the person's
+    history (reading their whole stream made an ended game's view cost grow with it,
+    docs/benchmarks.md "Reading ratings at a game's end"). The whole stream only if that
+    version does not hold it."""
+    player = stream("player", player_id)
+    version = await ctx.store.command_version(player, rating_transfer_id(game_id, player_id))
+    if version is None:
+        return None
+
+    def found(rows: Iterable[RecordedEvent]) -> RatingChanged | None:
+        changes = rating_changes((r.version, r.type, r.data) for r in rows)
+        return next((c for _, c in changes if c.game_id == game_id), None)
+
+    at = found(
+        await ctx.store.read_stream(player, after_version=version - 1, up_to_version=version)
+    )
+    return at if at is not None else found(await ctx.store.read_stream(player))
 
 
 @dataclass(kw_only=True)
@@ -138,9 +156,11 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
         games=len(games),
         mismatches=check_ratings(streams),
     )
+    changed: dict[str, set[str]] = {}
     for game_id, (table_id, placed) in games.items():
         table = await repository.table(table_id)
         game = await repository.game(game_id)
+        changed[game_id] = set(changed_by(game, placed))
         problem = None
         if not table.rated:
             problem = "a casual table's game was rated"
@@ -159,6 +179,15 @@ async def recompute(ctx: Context, repository: Repository) -> RatingsCheck:
                         version=version,
                         game_id=change.game_id,
                         problem="not in the game's field as the others' changes give it",
+                    )
+                )
+            elif player_id not in changed[change.game_id]:
+                check.mismatches.append(
+                    Mismatch(
+                        player_id=player_id,
+                        version=version,
+                        game_id=change.game_id,
+                        problem="rated for a walk-over they won (only its leavers are rated)",
                     )
                 )
     return check

@@ -212,21 +212,39 @@ class Tables:
         so a burst cannot slip past the count (across instances it can by one per instance)."""
         table_id = table_id or str(uuid.uuid4())  # Play now names it before opening it
         async with self.turns.turn(f"host-{player.player_id}"):
-            hosting = await self.ctx.ports.lobby.hosting(player.player_id)
-            opened = decide_open(
-                table_id,
-                player.player_id,
-                player.name,
-                capacity,
-                stake,
-                clock,
-                registered=player.registered,
-                hosting=hosting,
-                rated=rated,
-            )
-
+            opened = await self._decide_open(player, table_id, capacity, stake, clock, rated)
             hold = await self._hold(player, table_id, stake)
             return await self._open(player, TableDecision(events=opened, cause="open", hold=hold))
+
+    async def check_open(self, player: Player, capacity: int, stake: int, rated: bool) -> None:
+        """Raise the refusal opening such a table would meet now (the cap on tables hosted, an
+        account for a buy-in, the coins for it), changing nothing: Play now asks before it
+        names a table it may not be able to open."""
+        await self._decide_open(player, str(uuid.uuid4()), capacity, stake, None, rated)
+        if stake > 0:
+            await self.money.check_hold(player, stake)
+
+    async def _decide_open(
+        self,
+        player: Player,
+        table_id: str,
+        capacity: int,
+        stake: int,
+        clock: ClockSettings | None,
+        rated: bool,
+    ) -> list[TableEventUnion]:
+        hosting = await self.ctx.ports.lobby.hosting(player.player_id)
+        return decide_open(
+            table_id,
+            player.player_id,
+            player.name,
+            capacity,
+            stake,
+            clock,
+            registered=player.registered,
+            hosting=hosting,
+            rated=rated,
+        )
 
     # --- changes at a table -------------------------------------------------------------------
 

@@ -1,20 +1,21 @@
 """What showing each person's rating change costs the end of a game (issue 43):
-``python -m tests.bench.end_ratings [--history 0,50,250] [--rounds 5] [--calls 40]``.
+``python -m tests.bench.end_ratings [--history 1,50,250] [--rounds 5] [--calls 40]``.
 
 An ended rated game's view (`getGame`, and `listGameSteps` for the replay) carries each rated
-person's change (`usecases.ratings.seat_ratings`): the table, which people have accounts, and
-each person's whole `player-<id>` stream, read and scanned for the change this game made. So
-the cost grows with each person's history. Baseline, in the same run: the rest of the ended
-game's view (`Play._view` without the ratings: the game, its view, what it paid, from the
-table's log and the outbox), the one getGame pays anyway.
+person's change (`usecases.ratings.seat_ratings`): it reads the table, which people have
+accounts, and each change by the version its delivery's command produced (two short reads a
+person). Before, it read each person's whole `player-<id>` stream and scanned it, a cost that
+grows with their history ("whole streams", timed here too). Baseline, in the same run: the
+rest of the ended game's view (`Play._view` without the ratings: the game, its view, what it
+paid, from the table's log and the outbox), the one getGame pays anyway.
 
 Four accounts play one rated 4-seat game through the use cases on a fresh PostgreSQL
 database (the embedded one, or ``--database-url`` / ``DATABASE_URL``), dropped afterwards.
 Then, for each history level, each person's stream is padded to that many earlier rated games
 (a `game_recorded` and a `rating_changed` each, copies of the real game's under other game
-ids); the ratings read and the baseline are timed in interleaved slices of ``--calls`` calls,
-the order turning each round. Per level: ms a call of each (median, min–max over the rounds)
-and the ratio ratings ÷ baseline per round.
+ids); the three are timed in interleaved slices of ``--calls`` calls, the order turning each
+round. Per level: ms a call of each (median, min–max over the rounds) and each one's ratio to
+the baseline, round by round.
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ from typing import Any
 
 from service.bootstrap import Swarm, bootstrap
 from service.domain.players import rating_changes
+from service.domain.ratings import RatingChanged
 from service.domain.views import game_view
 from service.store.database import drop_database, ensure_database, provide_database_url
 from service.store.log import NewEvent, StreamAppend
 from service.store.migrate import migrate
 from service.store.pool import open_pool
 from service.store.postgres import postgres_ports
-from service.usecases.context import stream
+from service.usecases import ratings as ratings_module
+from service.usecases.context import Context, stream
 from service.usecases.ratings import seat_ratings
 from tests.bench.bench import say, spread
 from tests.bench.rated_players import Person, play_game
@@ -63,6 +66,15 @@ async def _pad(swarm: Swarm, player_id: str, game_id: str, games: int) -> None:
             metadata={"actor": "bench", "causation": "pad"},
         )
         version += len(batch)
+
+
+async def _from_the_whole_stream(
+    ctx: Context, player_id: str, game_id: str
+) -> RatingChanged | None:
+    """How `seat_ratings` found a change before: the person's whole stream, scanned."""
+    rows = await ctx.store.read_stream(stream("player", player_id))
+    changes = rating_changes((r.version, r.type, r.data) for r in rows)
+    return next((c for _, c in changes if c.game_id == game_id), None)
 
 
 async def _timed(call: Callable[[], Awaitable[Any]], calls: int) -> float:
@@ -96,6 +108,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             async def ratings() -> Any:
                 return await seat_ratings(swarm.ctx, swarm.repository, game)
 
+            async def whole_streams() -> Any:  # seat_ratings as it found each change before
+                found = ratings_module._change_of
+                ratings_module._change_of = _from_the_whole_stream
+                try:
+                    return await seat_ratings(swarm.ctx, swarm.repository, game)
+                finally:
+                    ratings_module._change_of = found
+
             async def baseline() -> Any:  # the rest of the ended game's view, as getGame
                 state = await swarm.repository.game(game_id)
                 view = game_view(state, 1, swarm.ctx.clock())
@@ -104,20 +124,26 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             for history in args.history:
                 for person in people:
                     await _pad(swarm, person.player.player_id, game_id, max(history, 1))
-                await ratings()
-                await baseline()  # warm up: caches, the pool's prepared statements
-                slices: dict[str, list[float]] = {"ratings": [], "baseline": []}
+                calls = {"ratings": ratings, "whole": whole_streams, "baseline": baseline}
+                for call in calls.values():
+                    await call()  # warm up: caches, the pool's prepared statements
+                slices: dict[str, list[float]] = {name: [] for name in calls}
+                names = list(calls)
                 for r in range(args.rounds):
-                    order = ("ratings", "baseline") if r % 2 == 0 else ("baseline", "ratings")
-                    for which in order:
-                        call = ratings if which == "ratings" else baseline
-                        slices[which].append(await _timed(call, args.calls))
+                    for which in names[r % 3 :] + names[: r % 3]:  # the order turns
+                        slices[which].append(await _timed(calls[which], args.calls))
                     say(f"history {history}: round {r + 1}/{args.rounds}")
-                ratio = [a / b for a, b in zip(slices["ratings"], slices["baseline"], strict=True)]
+
+                def over_baseline(name: str, got: dict[str, list[float]]) -> dict[str, float]:
+                    pairs = zip(got[name], got["baseline"], strict=True)
+                    return spread([a / b for a, b in pairs])
+
                 levels[str(history)] = {
                     "ms_ratings": spread(slices["ratings"]),
+                    "ms_whole_streams": spread(slices["whole"]),
                     "ms_baseline": spread(slices["baseline"]),
-                    "ratings_over_baseline": spread(ratio),
+                    "ratings_over_baseline": over_baseline("ratings", slices),
+                    "whole_streams_over_baseline": over_baseline("whole", slices),
                 }
         finally:
             await pool.close()
@@ -151,12 +177,16 @@ def main() -> None:
     result = asyncio.run(run(args))
     args.json.write_text(json.dumps(result, indent=2))
     print(f"\n4 people, a rated 4-seat game (load {load} → {result['load']})")
-    print("| rated games on each stream | ratings, ms | baseline, ms | ratings ÷ baseline |")
-    print("|---|---|---|---|")
+    print(
+        "| rated games on each stream | ratings, ms | whole streams, ms | rest of the view, ms "
+        "| ratings ÷ rest | whole streams ÷ rest |"
+    )
+    print("|---|---|---|---|---|---|")
     for history, f in result["levels"].items():
         print(
-            f"| {history} | {_cell(f['ms_ratings'])} | {_cell(f['ms_baseline'])} "
-            f"| {_cell(f['ratings_over_baseline'])} |"
+            f"| {history} | {_cell(f['ms_ratings'])} | {_cell(f['ms_whole_streams'])} "
+            f"| {_cell(f['ms_baseline'])} | {_cell(f['ratings_over_baseline'])} "
+            f"| {_cell(f['whole_streams_over_baseline'])} |"
         )
 
 

@@ -18,5 +18,7 @@ async def test_the_end_ratings_bench_measures_both_at_each_history(
     result = await run(args)
     assert list(result["levels"]) == ["1", "3"]
     for level in result["levels"].values():
-        assert level["ms_ratings"]["median"] > 0 and level["ms_baseline"]["median"] > 0
+        for figure in ("ms_ratings", "ms_whole_streams", "ms_baseline"):
+            assert level[figure]["median"] > 0, (figure, level)
         assert level["ratings_over_baseline"]["rounds"] == 1
+        assert level["whole_streams_over_baseline"]["rounds"] == 1

@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 if want("replay-ratings"):
                     page.goto(f"{base}/#/replay/{last_game}")
                     ratings = page.get_by_role("region", name="Ratings")
-                    ratings.wait_for()
+                    ratings.locator("li").first.wait_for()  # drawn once a step is shown
                     ratings.scroll_into_view_if_needed()
                     page.wait_for_timeout(300)
                     page.screenshot(path=str(OUT / f"replay-ratings-{size}.png"))

@@ -109,7 +109,7 @@ def test_a_rated_game_shows_on_the_profile_leaderboard_lobby_and_history(
     # The replay shows each person's rating before and after the game, and the change.
     past.get_by_role("link", name=re.compile("^Replay")).click()
     ratings = page.get_by_role("region", name="Ratings")
-    ratings.wait_for()
+    ratings.locator("li").nth(1).wait_for()  # drawn once the first step is shown
     lines = ratings.locator("li").all_inner_texts()
     assert lines[0] == f"You: 1500 → {points}? ({'+' if change >= 0 else ''}{change})", lines
     assert lines[1].startswith(f"{ben['name']}: 1500 → "), lines

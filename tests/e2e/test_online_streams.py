@@ -363,7 +363,8 @@ async def test_a_table_stream_shows_seats_host_and_games_as_they_happen_and_resu
         gid = started["game"]["game_id"]
         opened = (await watch.wait_for_core(6))[5]
         assert opened.event == "game_opened"
-        assert opened.data["data"] == {"type": "game_opened", "game_id": gid, "number": 1}
+        first = {"type": "game_opened", "game_id": gid, "number": 1, "follows": None}
+        assert opened.data["data"] == first
         assert opened.data["type"] == "game_opened" and opened.data["version"] == opened.id
         assert started["games"] == [gid]
         assert watch.versions == list(range(1, len(watch.received) + 1))

@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+import psycopg
 import pytest
 from litestar.testing import AsyncTestClient
 
@@ -75,3 +76,45 @@ async def test_two_instances_seat_two_askers_at_the_same_table(
         )
         assert first["table_id"] == second["table_id"], (first, second)
         assert {first["you"], second["you"]} == {1, 2}
+
+
+async def test_an_ask_that_would_be_refused_names_no_table(anon: Api, database_url: str) -> None:
+    """Found by a review: an ask named its table on the kind's stream before opening it was
+    refused (a guest asking for a buy-in, a host at the cap on tables), so every refusal left a
+    name that never became a table, and every later ask for that kind waited for each of the
+    last twenty such names in turn (10 s after five, with the asks behind it shed). Now an ask
+    names a table only once opening it would not be refused: a refusal writes nothing."""
+    mallory = await anon.guest("Mallory")
+    me = (await mallory.client.get("/me", headers=mallory.headers)).json()["player_id"]
+    for _ in range(3):
+        refused = await mallory.client.post(
+            "/play-now", json={"seats": 4, "stake": 13}, headers=mallory.headers
+        )
+        assert refused.status_code == 403, refused.text
+        assert refused.json()["code"] == "buy-in-needs-account"
+    for _ in range(5):  # the cap on tables one person hosts
+        await mallory.create_table(seats=3)
+    for _ in range(3):
+        refused = await mallory.client.post("/play-now", json={"seats": 5}, headers=mallory.headers)
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["code"] == "too-many-tables"
+    short = await member(anon, "Short")
+    profile = (await short.client.get("/me", headers=short.headers)).json()
+    broke = await short.client.post(
+        "/play-now",
+        json={"seats": 4, "stake": profile["coins"]["balance"] + 1},
+        headers=short.headers,
+    )
+    assert broke.status_code == 409, broke.text
+    assert broke.json()["code"] == "insufficient-coins"
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "select count(*) from events where stream like 'playnow-%%'"
+            " and metadata->>'actor' = any(%s)",
+            ([me, profile["player_id"]],),
+        ).fetchone()
+    assert row == (0,)  # no name written for a refused ask
+    # Someone who may open one asks for the kind Mallory was refused: a table at once.
+    ann = await member(anon, "Ann")
+    opened = await play_now(ann, seats=4, stake=13)
+    assert opened["you"] == 1 and opened["stake"] == 13

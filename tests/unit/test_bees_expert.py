@@ -242,13 +242,32 @@ def test_the_mcs_table_values_a_last_turn_bee_at_what_it_takes(
     assert np.isinf(table[12]) and np.isinf(table[40])  # not in the pool
 
 
-@pytest.mark.parametrize(("players", "turns"), [(4, 0), (8, 0), (8, 5)])
+def test_the_mcs_later_table_holds_what_a_bee_kept_cost() -> None:
+    # Two turns left, 4 seats: the pick table is now - later, so later + pick is what a bee
+    # played now took, and both are finite exactly on the pool.
+    pool = np.arange(30, 50, dtype=np.int64)
+    tops = np.array([10, 20, 28, 60], dtype=np.int64)
+    lens = np.array([4, 2, 5, 1], dtype=np.int64)
+    sums = np.array([4, 5, 9, 3], dtype=np.int64)
+    tables = batch.mcs_tables(pool, 4, 2, tops, lens, sums, 400, np.random.default_rng(7))
+    alone = batch.mcs_table(pool, 4, 2, tops, lens, sums, 400, np.random.default_rng(7))
+    assert np.array_equal(tables.pick, alone)
+    assert np.isfinite(tables.later[pool]).all() and np.isinf(tables.later[29])
+    # 30 is the lowest bee of the pool: played now it flies first, onto the full stem topped
+    # by 28, the sixth bee, so now(30) = 9 stings in every playout
+    assert tables.pick[30] + tables.later[30] == pytest.approx(9.0)
+
+
+@pytest.mark.parametrize(
+    ("players", "turns", "later"),
+    [(4, 0, False), (8, 0, False), (8, 5, False), (4, 3, True), (8, 5, True)],
+)
 def test_the_others_imagined_from_an_mcs_table_keep_the_search_blind_and_deterministic(
-    players: int, turns: int
+    players: int, turns: int, later: bool
 ) -> None:
     state = _started(players, _interleaved(players))
     state = _advance(state, turns)
-    how = expert.EXPERT_LARGE._replace(work=300_000, table=200, table_temperature=0.5)
+    how = expert.EXPERT_LARGE._replace(work=300_000, table=200, table_temperature=0.5, later=later)
     seed = bee_decision_seed(SERVER_SEED, "g", 1, turns + 1, "pick")
     view = view_for(state, 1)
     pick, estimates = batch.search(view, seed, how)

@@ -16,6 +16,7 @@ from service.domain.ratings import (
     Placing,
     Rating,
     RatingChanged,
+    changed_by,
     check_ratings,
     decide_rating,
     fold_rating,
@@ -103,6 +104,33 @@ def test_rule_a_game_abandoned_by_the_clock_is_not_rated() -> None:
 def test_rule_people_who_left_share_the_last_place() -> None:
     game = ended(("ann", 12), ("ben", 0, True), ("cy", 1, True), reason="last_person_standing")
     assert places(game, {"ann", "ben", "cy"}) == (("ann", 1), ("ben", 2), ("cy", 2))
+
+
+def test_rule_a_walk_over_rates_the_leavers_alone() -> None:
+    """Everyone else left: the one who stayed wins the game, not rating points (else two
+    accounts, one joining and leaving at once, farm a rating: issue 43's review)."""
+    walk_over = ended(("ann", 12), ("ben", 0, True), ("cy", 1, True), reason="last_person_standing")
+    field = places(walk_over, {"ann", "ben", "cy"})
+    assert changed_by(walk_over, field) == ("ben", "cy")
+    played_out = ended(("ann", 12), ("ben", 0, True), ("cy", 1))
+    assert changed_by(played_out, places(played_out, {"ann", "ben", "cy"})) == ("ann", "ben", "cy")
+
+
+def test_rule_a_walk_over_farmed_twenty_times_gains_the_winner_nothing() -> None:
+    """The review's farm, on the rules: Ben joins and leaves at once, twenty times."""
+    ann, ben = NEW, NEW
+    for _ in range(20):
+        game = ended(("ann", 0), ("ben", 0, True), reason="last_person_standing")
+        field = [
+            Placing(player_id=p, place=place, rating={"ann": ann, "ben": ben}[p])
+            for p, place in places(game, {"ann", "ben"})
+        ]
+        after = rate(field)
+        if "ann" in changed_by(game, places(game, {"ann", "ben"})):
+            ann = after["ann"]
+        ben = after["ben"]
+    assert ann == NEW  # 2,395 points and first on the leaderboard before
+    assert ben.points < NEW.points  # leaving costs the leaver, as before
 
 
 # --- the model ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from service.domain.rules.events import ClockSettings
 from service.domain.transfers import RateGame, TransferUnion
 from service.usecases.identity import Player
 from service.usecases.money import RELAY_AFTER, Money
-from service.usecases.ratings import recompute
+from service.usecases.ratings import recompute, seat_ratings
 from tests.in_memory import FakeClock, account, play_to_the_end, swarm_in_memory
 
 CLOCK = ClockSettings(turn_seconds=600, choice_seconds=600)
@@ -107,6 +107,12 @@ async def test_a_rating_cut_short_is_relayed_once_and_recomputes(
     monkeypatch.setattr(Money, "_deliver", cut_short)
     await play_to_the_end(swarm, game_id, [ann, ben])
     assert len(failing) == 2 and await changes(swarm, ann) == []
+    game = await swarm.repository.game(game_id)
+    shown = await seat_ratings(swarm.ctx, swarm.repository, game)
+    assert shown is not None and [(r.seat, r.status) for r in shown] == [
+        (1, "pending"),
+        (2, "pending"),
+    ]
     monkeypatch.setattr(Money, "_deliver", deliver)
     clock.advance(RELAY_AFTER.total_seconds())
     relayed = await asyncio.gather(swarm.money.relay_due(), swarm.money.relay_due())
@@ -114,5 +120,38 @@ async def test_a_rating_cut_short_is_relayed_once_and_recomputes(
     for transfer in failing:  # delivered again (a crash before the outbox row's delete)
         await deliver(swarm.money, transfer)
     assert len(await changes(swarm, ann)) == 1 and len(await changes(swarm, ben)) == 1
+    # Each change is found at the version its delivery produced, after later events too.
+    await play_to_the_end(swarm, await full_table(swarm, [ann, ben], rated=True), [ann, ben])
+    shown = await seat_ratings(swarm.ctx, swarm.repository, game)
+    assert shown is not None
+    for view, person in zip(shown, (ann, ben), strict=True):
+        [change, _] = await changes(swarm, person)
+        assert (view.status, view.before, view.after) == (
+            "delivered",
+            change.before.points,
+            change.after.points,
+        )
     check = await recompute(swarm.ctx, swarm.repository)
-    assert (check.changes, check.mismatches) == (2, [])
+    assert (check.changes, check.mismatches) == (4, [])  # two games, two people
+
+
+async def test_a_walk_over_rates_the_leaver_alone_so_two_accounts_farm_nothing() -> None:
+    """Issue 43's review: Ann opens a rated table, Ben joins (the game is dealt) and leaves at
+    once, again and again. Ann wins each game (and its XP), and her rating does not move;
+    Ben's falls; the recomputation agrees."""
+    swarm = swarm_in_memory()
+    ann, ben = await account(swarm, "Ann"), await account(swarm, "Ben")
+    for _ in range(5):
+        game_id = await full_table(swarm, [ann, ben], rated=True)
+        game = await swarm.repository.game(game_id)
+        await swarm.tables.leave_table(ben, game.table_id)
+        await swarm.tables.leave_table(ann, game.table_id)
+        ended = await swarm.repository.game(game_id)
+        assert ended.end_reason == "last_person_standing"
+    assert await changes(swarm, ann) == []
+    assert (await swarm.repository.player_record(ann.player_id)).rating == NEW
+    assert (await swarm.repository.player_record(ann.player_id)).stats.games_won == 5
+    lost = await changes(swarm, ben)
+    assert len(lost) == 5 and lost[-1].after.points < NEW.points
+    check = await recompute(swarm.ctx, swarm.repository)
+    assert (check.people, check.changes, check.games, check.mismatches) == (1, 5, 5, [])

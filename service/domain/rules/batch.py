@@ -240,6 +240,7 @@ def playouts(
     table_temperature: float = 0.0,
     table_share: float = 1.0,
     easy_seats: npt.NDArray[np.bool_] | None = None,
+    later: Floats | None = None,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
@@ -251,7 +252,9 @@ def playouts(
     its hand the table holds the least (Gumbel noise of `table_temperature` stings added), in
     the first `table_share` of the deals. The seats `easy_seats` marks (S, in the order
     returned) play every turn, this one included, as the easy level does (`heuristic_slots`),
-    whatever the rest of the model says."""
+    whatever the rest of the model says. With `later` (`McsTable.later`), the other seats that
+    the model plays (not at random) hold each bee's risk now less what the table says it would
+    cost later, as an MCS player weighs a bee kept against a bee played."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -319,6 +322,8 @@ def playouts(
         elif h > 1 and weights is None:
             landing = _landing(hands, tops, lens, sums, alive, own_gap)
             cost = _cost(landing, sums, _tails(rate, alive.shape[1]), hands)
+            if later is not None:
+                cost[:, 1:] -= later[hands[:, 1:]]
             score = -cost.reshape(c, deals, seats, h) / temperatures[None, :, :, None] + noise
         if h > 1:
             slot = score.reshape(games, seats, h).argmax(axis=2)
@@ -396,6 +401,13 @@ def mcs_picks(
     return picks
 
 
+class McsTable(NamedTuple):
+    """`mcs_tables`' two tables, indexed by bee number (bees out of the pool: +inf)."""
+
+    pick: Floats  # now(x) - later(x): the least of a hand is about an MCS player's pick
+    later: Floats  # later(x): the mean stings a seat took on a later turn it played x
+
+
 def mcs_table(
     pool: Ints,
     seats: int,
@@ -406,6 +418,20 @@ def mcs_table(
     playouts: int,
     rng: np.random.Generator,
 ) -> Floats:
+    """`mcs_tables`' pick table alone."""
+    return mcs_tables(pool, seats, size, tops, lens, sums, playouts, rng).pick
+
+
+def mcs_tables(
+    pool: Ints,
+    seats: int,
+    size: int,
+    tops: Ints,
+    lens: Ints,
+    sums: Ints,
+    playouts: int,
+    rng: np.random.Generator,
+) -> McsTable:
     """What a plain Monte Carlo player would think each bee of `pool` (the bees in hands)
     worth, played now, whoever holds it: one table for every hand of every deal. `playouts`
     random games from now to the end (`pool` dealt at random into `seats` hands of `size`,
@@ -418,9 +444,10 @@ def mcs_table(
     often as MCS(100) with other random numbers picks its own (48%; the heuristic: 31%)."""
     width = int(pool.max()) + 2 if pool.size else 2
     table = np.full(width, np.inf)
+    later_table = np.full(width, np.inf)
     need = seats * size
     if pool.size < need or size < 1:
-        return table
+        return McsTable(table, later_table)
     order = np.argsort(rng.random((playouts, pool.size)), axis=1)[:, :need]
     bees = pool[order].reshape(playouts, seats, size)
     tops = np.tile(tops, (playouts, 1))
@@ -438,7 +465,8 @@ def mcs_table(
         played[later] += np.bincount(flown.ravel(), None, width)
     means = taken / np.maximum(played, 1)
     table[pool] = (means[0] - means[1])[pool]
-    return table
+    later_table[pool] = means[1][pool]
+    return McsTable(table, later_table)
 
 
 def _shares(scores: Ints, now: Ints) -> Floats:
@@ -481,6 +509,9 @@ class Search(NamedTuple):
     # the other seats as the view says they play (`BeeView.plays`): an easy bee as the easy
     # level picks, every turn; anyone else by the model above
     seat_levels: bool = False
+    # the other seats the model plays weigh each bee's risk now against `mcs_tables`' later
+    # stings for it (needs `table`), as an MCS player does
+    later: bool = False
 
 
 class Estimate(NamedTuple):
@@ -521,12 +552,13 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     nested_looks = round(
         NESTED_LOOKS * (seats - 1) * size * how.nested * turns * seats * how.nested_share
     )
-    table = None
+    table: Floats | None = None
+    later: Floats | None = None
     work = how.work
     if how.table > 0:  # one table a decision, its random playouts counted in the work
         nested_looks = 0
         pool = np.array(sorted({*view.hand, *unseen_bees(view)}), dtype=np.int64)
-        table = mcs_table(
+        table, later = mcs_tables(
             pool,
             seats,
             size,
@@ -562,6 +594,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             how.table_temperature,
             how.table_share,
             easy_seats,
+            later if how.later else None,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)

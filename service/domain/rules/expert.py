@@ -32,14 +32,18 @@ and its random numbers, so the comparison between them is sharper than each esti
   103 / 207 ms of CPU a decision (median / p99, load 6-9) against 91 / 123
   (docs/benchmarks.md, "Bee players"). The table is cheaper than the nested search, so the
   same work buys more deals, and it picks MCS(100)'s bee more often than an MCS(8) does.
-- **expert from 6 players on** (`EXPERT_LARGE`): hard's model of the others' later turns, on
-  three times its work, and their bees this turn from one table a decision of what a plain
-  Monte Carlo player would think each bee worth played now (`batch.mcs_table`: 2,000 random
-  playouts; a bee's stings the turn it is played now, less its stings when played later), each
-  seat playing the least of its hand with Gumbel noise of 0.6 stings (an MCS player's own
-  noise). The table picks MCS(100)'s bee about as often as MCS(100) does on other random
-  numbers, at a few ms where the nested search would cost the decision's whole budget. See
-  `LARGE_TABLE` for what it won.
+- **expert from 6 players on** (`EXPERT_LARGE`): the others' bees this turn from one table a
+  decision of what a plain Monte Carlo player would think each bee worth played now
+  (`batch.mcs_table`: 2,000 random playouts; a bee's stings the turn it is played now, less its
+  stings when played later), each seat playing the least of its hand with Gumbel noise of 0.6
+  stings (an MCS player's own noise). The table picks MCS(100)'s bee about as often as
+  MCS(100) does on other random numbers, at a few ms where the nested search would cost the
+  decision's whole budget. Their later turns half at random and half as hard imagines them, as
+  up to 5 players, on three times hard's work (`LARGE_WORK`). Until issue 45's second round the
+  later turns were all hard's model (`TABLE_ONLY`). Paired with it on the same 100 deals
+  against seven MCS(100) (600-619 and 630-709; docs/benchmarks.md, "Bee players"), the random
+  half won 31.5% [23.5, 40.5] where it won 18.3% (+13.2 points [+3.3, +22.7], -2.30 stings
+  [-3.97, -0.55] a game), at the same CPU. Against easy bees nothing changes (`seat_levels`).
 - **the expert knows who plays each seat** (`Search.seat_levels`, at every table size): a
   seat's kind and a bee's level are public (`BeeView.plays`), and an easy bee picks by a rule
   the search can run on an imagined hand. So in every imagined deal each easy bee picks, this
@@ -80,14 +84,18 @@ EXPERT = batch.Search(
 )
 # The expert up to 5 players before issue 45: each other seat an MCS(8) of 4-turn playouts.
 NESTED = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
-# From 6 players on, the expert searches with hard's model on 3 times its work, the others' bees
-# this turn from an MCS table (docs/benchmarks.md, "Bee players"). Screened at 8 players against
+# From 6 players on, the expert searches as it does up to 5 (the MCS table with noise 0.6 for
+# the others' bees this turn, their later turns half at random and half as hard imagines them)
+# on 3 times hard's work (docs/benchmarks.md, "Bee players"). Screened at 8 players against
 # seven MCS(100) on deals 360-389 and 410-439 (60 games; the bench plays 0-199), each row the
-# same deals: hard's model alone (the expert before) 13.9%, with the table's argmin 14.2%, the
-# table with half the deals' later turns at random 25.0%, the table with noise 0.6 (this) 27.2%.
-# Measured at 4 and 8 players only.
+# same deals: hard's model alone 13.9%, with the table's argmin 14.2%, the table with half the
+# deals' later turns at random 25.0%, the table with noise 0.6 27.2%. Both together (this),
+# paired with the table with noise alone (`TABLE_ONLY`, the expert before) on deals 600-619 and
+# 630-709: see the module's docstring. Measured at 4 and 8 players only.
 LARGE_TABLE = 6
-EXPERT_LARGE = batch.Search(work=LARGE_WORK, table=2000, table_temperature=0.6, seat_levels=True)
+EXPERT_LARGE = EXPERT._replace(work=LARGE_WORK)
+# The expert from 6 players on before this (issue 45): hard's model for the later turns.
+TABLE_ONLY = batch.Search(work=LARGE_WORK, table=2000, table_temperature=0.6, seat_levels=True)
 
 
 class Estimate(msgspec.Struct, frozen=True, kw_only=True):

@@ -76,13 +76,13 @@ class Level(NamedTuple):
 
 # The last fit of `make bench-bees` (`tests/bench/level_ratings.py`, which prints these values;
 # docs/benchmarks.md, "Bee players"): each level's rating [95% interval], from 100 games at 4
-# seats and 30 at 8 of the four levels and MCS(100) (rated 1,406 [1,242, 1,602]), 7 Dec 2026,
-# the expert with the MCS table at every size (issue 45).
+# seats and 30 at 8 of the four levels and MCS(100) (rated 1,448 [1,296, 1,622]), 7 Dec 2026,
+# the expert searching alike at every size (issue 45's second round).
 RATINGS = {
-    "easy": Rated(1115, 916, 1316),
-    "medium": Rated(1269, 1097, 1460),
-    "hard": Rated(1724, 1536, 1949),
-    "expert": Rated(1956, 1781, 2151),
+    "easy": Rated(1088, 871, 1264),
+    "medium": Rated(1290, 1101, 1499),
+    "hard": Rated(1659, 1504, 1844),
+    "expert": Rated(1959, 1812, 2167),
 }
 
 
