@@ -48,7 +48,7 @@ from service.api.tracing import tracing_plugin
 from service.bootstrap import bootstrap
 from service.settings import Settings
 from service.store.idempotency import PostgresIdempotencyRecords
-from service.store.pool import UNAVAILABLE, Pool, open_pool
+from service.store.pool import NODE_LOST_ERRORS, UNAVAILABLE, Pool, open_pool
 from service.store.port import PoolExhausted
 from service.store.postgres import postgres_ports
 from service.store.wakeups import Wakeups
@@ -167,6 +167,7 @@ def create_app(
             structlog.get_logger(__name__).info("stopped: clock, listener and pool closed")
 
     exception_handlers: dict[Any, Any] = dict.fromkeys(UNAVAILABLE, problems.database_unavailable)
+    exception_handlers.update(dict.fromkeys(NODE_LOST_ERRORS, problems.node_lost_or_bug))
     exception_handlers[PoolExhausted] = problems.overloaded
     exception_handlers[Busy] = problems.overloaded
     exception_handlers[ValidationException] = problems.validation_failed  # names a missing body

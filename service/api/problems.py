@@ -24,6 +24,7 @@ from litestar.types import Message
 from service.domain.refusals import Malformed, NotAllowedNow, Refused
 from service.domain.tables import NotPermitted
 from service.store.log import ConcurrencyConflict
+from service.store.pool import node_lost
 from service.usecases.errors import (
     Busy,
     Conflict,
@@ -715,6 +716,14 @@ def database_unavailable(request: Request[Any, Any, Any], exc: Exception) -> Res
         "Try again shortly.",
         **{"Retry-After": "2"},
     ).to_response(request)
+
+
+def node_lost_or_bug(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """An internal error from the database: a Citus worker out of reach is the database
+    being away (503); anything else is a bug (500)."""
+    if node_lost(exc):
+        return database_unavailable(request, exc)
+    return internal_error(request, exc)
 
 
 def overloaded(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:

@@ -85,6 +85,24 @@ UNAVAILABLE: tuple[type[Exception], ...] = (
 )
 
 
+# Citus reports a worker it cannot reach inside a statement as an internal error (XX000),
+# not as a connection error: e.g. "failure on connection marked as essential" for a
+# transaction that had used that worker. These are the database being away, not a bug.
+NODE_LOST_ERRORS: tuple[type[Exception], ...] = (asyncpg.InternalServerError,)
+_NODE_LOST = (
+    "failure on connection marked as essential",
+    "connection to the remote node",
+    "could not establish any connections to the node",
+    "connection not open",
+)
+
+
+def node_lost(exc: Exception) -> bool:
+    """Whether one of `NODE_LOST_ERRORS` says a Citus node could not be reached."""
+    message = str(exc).lower()
+    return any(phrase in message for phrase in _NODE_LOST)
+
+
 async def ping(pool: Pool) -> None:
     """One round trip to the database (`/health`): raises one of `UNAVAILABLE` if it is away."""
     await pool.fetchval("select 1")

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.board import guest, play_to_end, start_solo, verdict
+from tests.browser.board import account, guest, play_to_end, start_solo, verdict
 
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -111,6 +111,37 @@ def test_no_serious_or_critical_accessibility_violation(axe_page: Any, board_url
     page.wait_for_function("() => location.hash.startsWith('#/table/')")
     page.get_by_role("heading", name=re.compile("table")).wait_for()
     found += _serious(page, "table")
+    assert not found, "\n".join(found)
+
+
+def test_the_ratings_places_have_no_serious_violation(axe_page: Any, board_url: str) -> None:
+    """Issue 43's new places: a rated game's replay with each person's rating, and the table
+    Play now opened once nobody has come, offering bees."""
+    from tests.browser.test_ratings import _auth, _play_to_the_end, _sign_in
+
+    page = axe_page
+    ann, ben = account(board_url, "Ann"), account(board_url, "Ben")
+    body = {"seats": 2, "turn_seconds": 600, "choice_seconds": 600, "rated": True}
+    table = httpx.post(f"{board_url}/tables", json=body, headers=_auth(ann)).json()
+    joined = httpx.post(
+        f"{board_url}/tables/{table['table_id']}/seats", json={}, headers=_auth(ben)
+    )
+    gid = joined.json()["game"]["game_id"]
+    _play_to_the_end(board_url, {1: ann, 2: ben}, gid)
+    _sign_in(page, board_url, ann)
+    page.goto(f"{board_url}/#/replay/{gid}")
+    page.get_by_role("region", name="Ratings").locator("li").nth(1).wait_for()
+    found = _serious(page, "replay with ratings")
+    page.clock.install()
+    page.goto(board_url + "/#/lobby")
+    form = page.get_by_role("form", name="Open a table")
+    form.get_by_label("Seats").select_option("8")  # a kind no other test asks for
+    form.get_by_role("button", name="▶ Play now").click()
+    page.wait_for_function("() => location.hash.startsWith('#/table/')")
+    page.locator(".waiting").get_by_text("Waiting for others").wait_for()
+    page.clock.fast_forward(31_000)
+    page.get_by_role("group", name="Nobody has come").wait_for()
+    found += _serious(page, "table, nobody came")
     assert not found, "\n".join(found)
 
 

@@ -128,3 +128,16 @@ async def client(database_url: str) -> AsyncIterator[AsyncTestClient[Any]]:
     `citus_stat_counters` beside the writes test_router_writes.py measures."""
     async with AsyncTestClient(app=create_app(database_url)) as client:
         yield client
+
+
+@pytest.fixture(autouse=True)
+def _environment_kept() -> Iterator[None]:
+    """Every test here leaves the process' environment as it found it: the bench's smoke
+    (test_bench_smoke.py) sets SWARM_RUN_CLOCK=off for the servers it starts, and every app
+    built after it (`create_app` reads its settings from the environment) would run without
+    its clock thread: no timer fired in the clock, fault and rebalance tests after it."""
+    saved = dict(os.environ)
+    yield
+    if os.environ != saved:
+        os.environ.clear()
+        os.environ.update(saved)
