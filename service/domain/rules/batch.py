@@ -241,6 +241,7 @@ def playouts(
     table_share: float = 1.0,
     easy_seats: npt.NDArray[np.bool_] | None = None,
     later: Floats | None = None,
+    table_turns: int = 1,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
@@ -254,7 +255,9 @@ def playouts(
     returned) play every turn, this one included, as the easy level does (`heuristic_slots`),
     whatever the rest of the model says. With `later` (`McsTable.later`), the other seats that
     the model plays (not at random) hold each bee's risk now less what the table says it would
-    cost later, as an MCS player weighs a bee kept against a bee played."""
+    cost later, as an MCS player weighs a bee kept against a bee played. `table_turns`: the
+    table (made for this turn) also picks the others' bees for that many turns in all, this one
+    included, in the same deals."""
     hand = sorted(view.hand)
     size = len(hand)
     mine = set(hand)
@@ -335,6 +338,14 @@ def playouts(
                 slot[:, easy_seats] = heuristic_slots(easy, tops, lens, sums, alive, shared)
         else:
             slot = np.zeros((games, seats), dtype=np.int64)
+        if table is not None and 1 < h < size and size - h < table_turns:
+            values = table[hands[:, 1:, :]]
+            gumbel = np.broadcast_to(noise[:, 1:, :], (c, deals, seats - 1, h)).reshape(
+                games, seats - 1, h
+            )
+            stale = (gumbel - values / max(table_temperature, 1e-9)).argmax(axis=2)
+            searching = is_searched if easy_seats is None else is_searched & ~easy_seats[1:]
+            slot[:, 1:] = np.where(searching, stale, slot[:, 1:])
         if h == size:  # the deciding seat's bee this turn is the candidate
             slot[:, 0] = (hands[:, 0, :] == first[:, None]).argmax(axis=1)
             if first_others is not None:
@@ -512,6 +523,9 @@ class Search(NamedTuple):
     # the other seats the model plays weigh each bee's risk now against `mcs_tables`' later
     # stings for it (needs `table`), as an MCS player does
     later: bool = False
+    # the turns, this one included, whose other seats' bees the table picks (the same table,
+    # made for this turn; later ones by the model)
+    table_turns: int = 1
 
 
 class Estimate(NamedTuple):
@@ -595,6 +609,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             how.table_share,
             easy_seats,
             later if how.later else None,
+            how.table_turns,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)
