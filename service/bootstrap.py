@@ -65,6 +65,7 @@ def bootstrap(
     guests_per_hour: int = 30,
     accounts_per_hour: int = 5,
     hold_expiry: float = 60.0,
+    analyses_per_hour: int = 240,
 ) -> Swarm:
     ctx = Context(
         ports=ports,
@@ -74,6 +75,7 @@ def bootstrap(
         guests_per_hour=guests_per_hour,
         accounts_per_hour=accounts_per_hour,
         hold_expiry=hold_expiry,
+        analyses_per_hour=analyses_per_hour,
     )
     repository = Repository(ctx)
     turns = StreamTurns()  # one per process: moves of one stream take turns here

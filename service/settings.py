@@ -54,6 +54,9 @@ class Settings:
     rate_limit: int = 200  # requests a second per bearer token (or address); 0: off
     guests_per_hour: int = 30  # new guests per client address in any hour; 0: off
     accounts_per_hour: int = 5  # new accounts per client address in any hour; 0: off
+    # expert decisions made for one player's analyses in an hour, per process (kept answers
+    # free; a client address: 10 players' worth); 0: off
+    analyses_per_hour: int = 240
     # -- slow clients -------------------------------------------------------------------------
     max_header_bytes: int = 16 * 1024  # request line and headers together
     header_timeout: float = 10.0  # to receive the request line and all headers
@@ -118,6 +121,7 @@ class Settings:
             need(getattr(self, name) >= 1, name, "a whole number, at least 1")
         need(self.max_header_bytes >= 1024, "max_header_bytes", "at least 1024 bytes")
         need(self.rate_limit >= 0, "rate_limit", "0 (off) or more requests a second")
+        need(self.analyses_per_hour >= 0, "analyses_per_hour", "0 (off) or more decisions")
         need(0 <= self.max_loop_lag <= 10, "max_loop_lag", "0 (off) to 10 seconds")
         for name in (
             "db_acquire_timeout",

@@ -130,6 +130,7 @@ def create_app(
             guests_per_hour=config.guests_per_hour,
             accounts_per_hour=config.accounts_per_hour,
             hold_expiry=config.hold_expiry,
+            analyses_per_hour=config.analyses_per_hour,
         )
         app.state.service = service
         records = PostgresIdempotencyRecords(pool)

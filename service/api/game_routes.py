@@ -37,6 +37,7 @@ from service.api.dependencies import (
 )
 from service.api.envelopes import entries
 from service.api.idempotency import OWN_KEY, REPLAYED
+from service.api.limits import client_address
 from service.api.moves import AnyMove, person_move
 from service.api.problems import refuses
 from service.api.sse import (
@@ -47,6 +48,7 @@ from service.api.sse import (
     StreamAfter,
     Ticket,
     live,
+    stream_form,
     stream_responses,
     stream_start,
     ticket_out,
@@ -66,6 +68,7 @@ from service.domain.rules.errors import (
 )
 from service.domain.views import GameView
 from service.usecases.errors import Conflict, Forbidden, NotFound
+from service.usecases.exports import TooManyAnalyses
 from service.usecases.play import MoveIdReused
 
 log = structlog.get_logger(__name__)
@@ -147,10 +150,11 @@ class GameController(Controller):
         operation_id="analyseTurn",
         summary="What the expert bee would have played (a finished game)",
     )
-    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying)
+    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying, TooManyAnalyses)
     async def analyse_turn(
         self,
         game_id: GameId,
+        request: Request[Any, Any, Any],
         service: Service,
         player: Caller,
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
@@ -164,20 +168,26 @@ class GameController(Controller):
         same answer every time (the decision's seed is SHA-256 of
         `analysis/{game_id}/{seat}/{turn}`), and costs one expert decision, under a tenth of a
         second: one analysis runs at a time on a server (503 `overloaded` with Retry-After
-        meanwhile) and answers are kept. 409 `game-not-over` while the game runs;
+        meanwhile) and answers are kept: asking again costs nothing. Each decision made for
+        you counts against your player's budget on the server (`SWARM_ANALYSES_PER_HOUR`, 240
+        an hour by default, a sixth of it at once; your address carries ten players' worth);
+        past it, 429 `too-many-analyses` with Retry-After, and an answer already kept is
+        still given. 409 `game-not-over` while the game runs;
         409 `seat-not-playing` for a seat the game does not have or that had left by then.
         A solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
-        return await service.exports.analyse_turn(str(game_id), seat, turn, player)
+        address = client_address(request)
+        return await service.exports.analyse_turn(str(game_id), seat, turn, player, address)
 
     @get(
         "/{game_id:uuid}/review",
         operation_id="analyseGame",
         summary="What each of a seat's picks cost against the expert bee's (a finished game)",
     )
-    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying)
+    @refuses(NotFound, Forbidden, GameNotOver, SeatNotPlaying, TooManyAnalyses)
     async def analyse_game(
         self,
         game_id: GameId,
+        request: Request[Any, Any, Any],
         service: Service,
         player: Caller,
         seat: Annotated[int, QueryParameter(ge=1, le=8, description="The seat (1 to 8)")],
@@ -190,10 +200,13 @@ class GameController(Controller):
         first). Each turn is `analyseTurn`'s answer for that seat and turn, worked out from
         only what the seat could see then, the same every time. It costs one expert decision a
         turn, about a second in all: one analysis runs at a time on a server (503 `overloaded`
-        with Retry-After meanwhile) and answers are kept. 409 `game-not-over` while the game
+        with Retry-After meanwhile) and answers are kept: asking again costs nothing. The turns
+        not already kept count against your player's budget, as analyseTurn's do (429
+        `too-many-analyses` with Retry-After past it). 409 `game-not-over` while the game
         runs; 409 `seat-not-playing` for a seat the game does not have or that played no turn.
         A solo game is its player's alone: 403 `forbidden` for anyone else, ended or not."""
-        return await service.exports.analyse_game(str(game_id), seat, player)
+        address = client_address(request)
+        return await service.exports.analyse_game(str(game_id), seat, player, address)
 
     @get(
         "/{game_id:uuid}/verification",
@@ -309,7 +322,7 @@ class GameController(Controller):
         security=STREAM_SECURITY,
         responses=stream_responses(STREAM_DESCRIPTION),
     )
-    @refuses(NotFound, Forbidden)
+    @refuses(NotFound, Forbidden, "not-acceptable")
     async def stream_game_events(
         self,
         game_id: GameId,
@@ -325,6 +338,7 @@ class GameController(Controller):
         Resume after a disconnect with the last `id` received: nothing is lost or repeated.
         Anyone may follow a game at an online table: without a seat, as a spectator who sees
         no hand until the game ends."""
+        form = stream_form(request)
         viewer = await stream_viewer(request, service, "game", str(game_id), ticket)
         start = stream_start(after, last_event_id)
         events = await service.streams.follow_game(
@@ -332,4 +346,4 @@ class GameController(Controller):
         )
         log.info("stream opened", game_id=str(game_id), after=start)
 
-        return live(request, events)
+        return live(form, events)

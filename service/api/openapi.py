@@ -102,6 +102,7 @@ STATUS_DESCRIPTIONS = {
     401: "Missing or unknown bearer token",
     403: "Not the caller's to see or do (not seated here, or not the host)",
     404: "No such table or game",
+    406: "The `Accept` header accepts none of the answer's forms",
     408: "The body did not arrive in time",
     409: "Not allowed now (a rule, or the table's state)",
     413: "Request body too large",

@@ -33,6 +33,7 @@ from service.usecases.errors import (
     Unauthorized,
     VersionNotFound,
 )
+from service.usecases.exports import TooManyAnalyses
 from service.usecases.identity import TooManySignUps
 from service.usecases.play import MoveIdReused
 
@@ -78,6 +79,12 @@ CATALOGUE: dict[str, Entry] = {
         413,
         "The body is larger than the limit (16 KiB).",
         "Send a smaller body; no valid request comes near the limit.",
+    ),
+    "not-acceptable": Entry(
+        406,
+        "The request's `Accept` accepts none of the forms the answer comes in (a stream: "
+        "`text/event-stream` or `application/x-ndjson`); a type weighted `q=0` is refused.",
+        "Accept one of the forms the operation lists (or send no `Accept`); `detail` names them.",
     ),
     "method-not-allowed": Entry(
         405,
@@ -147,6 +154,14 @@ CATALOGUE: dict[str, Entry] = {
         429,
         "Too many requests from this token (or address) in the last second.",
         "Wait for `Retry-After` seconds, then retry; slow down.",
+        retryable=True,
+    ),
+    "too-many-analyses": Entry(
+        429,
+        "This player (or this client address) has had its share of expert analyses on this "
+        "server for now: `SWARM_ANALYSES_PER_HOUR` decisions an hour, a turn each (answers "
+        "already kept cost nothing).",
+        "Wait for `Retry-After` seconds, then ask again; answers already given are kept.",
         retryable=True,
     ),
     "too-many-logins": Entry(
@@ -479,6 +494,7 @@ TITLES: dict[str, str] = {
     "not-found": "Not found",
     "version-not-found": "No such version of the game",
     "method-not-allowed": "The path does not take this method",
+    "not-acceptable": "None of the answer's forms is acceptable",
     "request-timeout": "The request body did not arrive in time",
     "conflict": "Conflicts with the current state",
     "concurrent-change": "Changed by another request",
@@ -486,6 +502,7 @@ TITLES: dict[str, str] = {
     "body-too-large": "Request body too large",
     "too-many-logins": "Too many failed logins",
     "too-many-requests": "Too many requests",
+    "too-many-analyses": "Too many analyses asked for",
     "too-many-sign-ups": "Too many new players from this address",
     "internal-error": "Internal server error",
     "database-unavailable": "The database is not reachable",
@@ -581,6 +598,7 @@ def _http_exception(exc: HTTPException) -> ProblemDetailsException:
         403: "forbidden",
         404: "not-found",
         405: "method-not-allowed",
+        406: "not-acceptable",
         409: "conflict",
         413: "body-too-large",
         415: "unsupported-media-type",
@@ -690,6 +708,15 @@ def _too_many_sign_ups(exc: TooManySignUps) -> ProblemDetailsException:
     )
 
 
+def _too_many_analyses(exc: TooManyAnalyses) -> ProblemDetailsException:
+    return problem(
+        429,
+        "too-many-analyses",
+        str(exc),
+        **{"Retry-After": str(exc.retry_after)},
+    )
+
+
 def problem_details_config() -> ProblemDetailsConfig:
     return ProblemDetailsConfig(
         enable_for_all_http_exceptions=True,
@@ -704,6 +731,7 @@ def problem_details_config() -> ProblemDetailsConfig:
             MoveIdReused: _move_id_reused,
             ConcurrencyConflict: _concurrency,
             TooManySignUps: _too_many_sign_ups,
+            TooManyAnalyses: _too_many_analyses,
         },
     )
 
@@ -753,6 +781,7 @@ EXCEPTION_CODES: dict[type[Exception], str] = {
     MoveIdReused: "move-id-reused",
     ConcurrencyConflict: "concurrent-change",
     TooManySignUps: "too-many-sign-ups",
+    TooManyAnalyses: "too-many-analyses",
     Busy: "overloaded",
 }
 

@@ -16,6 +16,7 @@ from litestar.response import ServerSentEvent, ServerSentEventMessage, Stream
 
 from service.api.bodies import StreamTicketOut
 from service.api.envelopes import entry, entry_type
+from service.api.negotiation import negotiate
 from service.usecases.streams import MAX_VERSION, LogItem
 
 _EVENT_ENCODER = msgspec.json.Encoder()
@@ -38,7 +39,10 @@ NDJSON_FORMAT = (
     " Or as NDJSON (`Accept: application/x-ndjson`): the same messages, each one line of JSON "
     "(`{id, event, data}`, the schema named below), with the same resume rules (`after`, or "
     "`Last-Event-ID` with the last `id`); an empty line is the heartbeat. Any HTTP client "
-    "reads it with a line split."
+    "reads it with a line split. The form is the one `Accept` weighs most (RFC 9110: the most "
+    "specific media range's `q`; Server-Sent Events on a tie or without `Accept`); a type "
+    "weighted `q=0` is never sent, and an `Accept` that accepts neither form gets 406 "
+    "`not-acceptable`."
 )
 
 STREAM_DESCRIPTION = (
@@ -116,12 +120,20 @@ EVENT_STREAM = "text/event-stream"
 NDJSON = "application/x-ndjson"
 
 
-def live(request: Request[Any, Any, Any], events: AsyncIterator[LogItem | None]) -> Stream:
-    """The stream in the form the client asks for: Server-Sent Events, or NDJSON when its
-    `Accept` prefers `application/x-ndjson` (the same messages, one JSON object a line)."""
-    if request.accept.best_match([EVENT_STREAM, NDJSON], default=EVENT_STREAM) == NDJSON:
-        return ndjson(events)
-    return server_sent(events)
+STREAM_FORMS = (EVENT_STREAM, NDJSON)  # the forms of a stream, the default first
+
+
+def stream_form(request: Request[Any, Any, Any]) -> str:
+    """The form of a stream the request's `Accept` prefers (`negotiation.negotiate`): Server-
+    Sent Events when it weighs both alike (or sends no `Accept`), 406 `not-acceptable` when it
+    accepts neither. Asked before the stream is opened: a refusal costs nothing."""
+    return negotiate(request, STREAM_FORMS)
+
+
+def live(form: str, events: AsyncIterator[LogItem | None]) -> Stream:
+    """The stream in `form` (`stream_form`): Server-Sent Events, or NDJSON (the same messages,
+    one JSON object a line)."""
+    return ndjson(events) if form == NDJSON else server_sent(events)
 
 
 def server_sent(events: AsyncIterator[LogItem | None]) -> ServerSentEvent:

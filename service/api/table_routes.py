@@ -47,6 +47,7 @@ from service.api.sse import (
     StreamAfter,
     Ticket,
     live,
+    stream_form,
     stream_responses,
     stream_start,
     ticket_out,
@@ -442,7 +443,7 @@ class TableController(Controller):
         security=STREAM_SECURITY,
         responses=stream_responses(TABLE_STREAM_DESCRIPTION),
     )
-    @refuses(NotFound, Forbidden)
+    @refuses(NotFound, Forbidden, "not-acceptable")
     async def stream_table_events(
         self,
         table_id: TableId,
@@ -456,6 +457,7 @@ class TableController(Controller):
         """Follow a table live: seats taken and freed, host changes, each game opened (its id
         is in the event) and finished, and the table closing. Anyone may follow an online
         table; a solo table only its player."""
+        form = stream_form(request)
         viewer = await stream_viewer(request, service, "table", str(table_id), ticket)
         start = stream_start(after, last_event_id)
         events = await service.streams.follow_table(
@@ -463,4 +465,4 @@ class TableController(Controller):
         )
         log.info("stream opened", table_id=str(table_id), after=start)
 
-        return live(request, events)
+        return live(form, events)

@@ -40,6 +40,9 @@ class Context:
     # Seconds after which a buy-in held by a sit-down that never finished goes back
     # (Settings.hold_expiry; `Money.expire_holds`).
     hold_expiry: float = 60.0
+    # Expert decisions a player may have made for them in an hour on one instance (analyseTurn,
+    # analyseGame; kept answers are free); 0: no bound (Settings.analyses_per_hour, `Exports`).
+    analyses_per_hour: int = 240
 
     @property
     def store(self) -> EventLog:

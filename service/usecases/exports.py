@@ -6,6 +6,7 @@ have played at one seat and turn, or at every turn of one seat (`service.domain.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
@@ -40,18 +41,37 @@ from service.domain.table_events import (
     decode_table_event,
 )
 from service.store.log import RecordedEvent
+from service.usecases.budget import Budget
 from service.usecases.context import Context, stream
 from service.usecases.errors import Busy
 from service.usecases.identity import Player
 from service.usecases.repository import Repository
 from service.usecases.watching import viewer_seat
 
-# An analysis is one expert decision (under 0.1 s of CPU, `expert.WORK`), made in a worker
-# thread; a whole game's is one a turn the seat played (about 1 s). At most this many run at
-# once on an instance; one more is shed (503 `overloaded`, Retry-After) rather than queued. The
-# answers are deterministic, so the last turns' are kept (a game's reuses them, and keeps its).
+# An analysis is one expert decision (about 0.1 s of CPU, `expert.WORK`), made in a worker
+# thread; a whole seat's game is one a turn the seat played (about 1 s). At most this many run
+# at once on an instance; one more is shed (503 `overloaded`, Retry-After) rather than queued.
+# The answers are deterministic, so the last ones are kept (a whole game's reuses them, and
+# keeps its own), and one already kept costs nothing: 4,096 turns are about 50 whole games of 8
+# seats, a few megabytes.
 ANALYSES_AT_ONCE = 1
-ANALYSES_KEPT = 256
+ANALYSES_KEPT = 4096
+# Each caller's decisions made on an instance are bounded (`budget.Budget`): a player's
+# `Context.analyses_per_hour`, refilled evenly, with a sixth of that in hand at most (a whole
+# seat's game at least); a client address, whoever its players are, `ADDRESS_PLAYERS` times
+# that (people behind one address share it; it bounds what guests made there can ask).
+ANALYSES_IN_HAND = 1 / 6
+MOST_TURNS = 10  # a seat's game: the most one request asks for
+ADDRESS_PLAYERS = 10
+
+
+class TooManyAnalyses(Exception):
+    """The caller's player, or its client address, asked for more expert decisions than its
+    budget holds now (429 `too-many-analyses` with Retry-After); nothing was done."""
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
 
 
 # How many of a player's games their export reads from the history at a time.
@@ -67,6 +87,10 @@ class Exports:
         self.repository = repository
         self._analysing = 0
         self._analyses: OrderedDict[tuple[str, int, int], TurnAnalysis] = OrderedDict()
+        per_hour = ctx.analyses_per_hour
+        in_hand = max(MOST_TURNS, per_hour * ANALYSES_IN_HAND)
+        self.players = Budget(per_hour, in_hand)
+        self.addresses = Budget(ADDRESS_PLAYERS * per_hour, ADDRESS_PLAYERS * in_hand)
 
     async def _may_open(self, game_id: str, player: Player | None) -> GameState:
         """The game's state, once `player` may open it (None: the server itself): anyone may an
@@ -79,36 +103,42 @@ class Exports:
         return state
 
     async def analyse_turn(
-        self, game_id: str, seat: int, turn: int, player: Player | None = None
+        self,
+        game_id: str,
+        seat: int,
+        turn: int,
+        player: Player | None = None,
+        address: str | None = None,
     ) -> TurnAnalysis:
         """What the expert bee would have played at `seat` at the start of `turn` of a finished
-        game, from only what that seat could see then (`service.domain.analysis`)."""
+        game, from only what that seat could see then (`service.domain.analysis`). A decision
+        made is charged to `player` and `address` (`_admit`); a kept answer is not."""
         state = await self._may_open(game_id, player)
+        if state.phase != "ended":
+            raise rule_errors.GameNotOver("A game is analysed once it has ended.")
         key = (game_id, seat, turn)
         kept = self._analyses.get(key)
         if kept is not None:
             self._analyses.move_to_end(key)
             return kept
-        if state.phase != "ended":
-            raise rule_errors.GameNotOver("A game is analysed once it has ended.")
-        if self._analysing >= ANALYSES_AT_ONCE:
-            raise Busy("Another analysis is running on this server: try again in a moment.")
-        self._analysing += 1
+        payers = self._admit(player, address, 1)
         try:
             recorded = await self.ctx.store.read_stream(stream("game", game_id))
             events = [decode_event(r.data) for r in recorded]
             answer = await asyncio.to_thread(analyse_turn, game_id, events, seat, turn)
-        finally:
-            self._analysing -= 1
+        except BaseException:
+            self._done(payers, 1)
+            raise
+        self._done(payers, 0)
         self._keep(key, answer)
         return answer
 
     async def analyse_game(
-        self, game_id: str, seat: int, player: Player | None = None
+        self, game_id: str, seat: int, player: Player | None = None, address: str | None = None
     ) -> GameAnalysis:
         """What each of `seat`'s picks in a finished game cost against the expert's, turn by
         turn: the turns' analyses are `analyse_turn`'s (kept answers are reused, new ones
-        kept)."""
+        kept, and only those are charged)."""
         state = await self._may_open(game_id, player)
         if state.phase != "ended":
             raise rule_errors.GameNotOver("A game is analysed once it has ended.")
@@ -118,19 +148,58 @@ class Exports:
         kept = {t: self._analyses.get((game_id, seat, t)) for t in turns}
         missing = [t for t, answer in kept.items() if answer is None]
         if missing:
-            if self._analysing >= ANALYSES_AT_ONCE:
-                raise Busy("Another analysis is running on this server: try again in a moment.")
-            self._analysing += 1
+            payers = self._admit(player, address, len(missing))
             try:
                 made = await asyncio.to_thread(
                     lambda: [analyse_turn(game_id, events, seat, t) for t in missing]
                 )
-            finally:
-                self._analysing -= 1
+            except BaseException:
+                self._done(payers, len(missing))
+                raise
+            self._done(payers, 0)
             for answer in made:
                 kept[answer.turn] = answer
                 self._keep((game_id, seat, answer.turn), answer)
+        else:
+            for t in turns:
+                self._analyses.move_to_end((game_id, seat, t))
         return game_analysis(game_id, seat, [a for a in kept.values() if a is not None])
+
+    def _admit(
+        self, player: Player | None, address: str | None, decisions: int
+    ) -> list[tuple[Budget, str]]:
+        """Take a place to make `decisions` expert decisions, charged to the player's budget
+        and the address's (none for the server itself), or refuse before anything is spent:
+        429 when either budget holds too little (`TooManyAnalyses`, told when it will hold
+        enough), else 503 while another analysis runs (`Busy`). `_done` gives the place back."""
+        payers: list[tuple[Budget, str]] = []
+        if player is not None:
+            payers.append((self.players, player.player_id))
+        if address is not None:
+            payers.append((self.addresses, address))
+        waits = [(budget.wait(key, decisions), budget) for budget, key in payers]
+        wait, budget = max(waits, key=lambda w: w[0], default=(0.0, None))
+        if wait > 0:
+            who = "this player" if budget is self.players else "this client address"
+            seconds = max(1, math.ceil(wait))
+            raise TooManyAnalyses(
+                f"{who.capitalize()} has had its share of analyses on this server for now "
+                f"({self.ctx.analyses_per_hour} expert decisions an hour for a player; "
+                f"answers already made are kept, and free): ask again in {_span(seconds)}.",
+                seconds,
+            )
+        if self._analysing >= ANALYSES_AT_ONCE:
+            raise Busy("Another analysis is running on this server: try again in a moment.")
+        for budget, key in payers:
+            budget.take(key, decisions)
+        self._analysing += 1
+        return payers
+
+    def _done(self, payers: list[tuple[Budget, str]], undone: int) -> None:
+        """Give back `_admit`'s place, and the decisions it charged that were not made."""
+        self._analysing -= 1
+        for budget, key in payers:
+            budget.give_back(key, undone)
 
     def _keep(self, key: tuple[str, int, int], answer: TurnAnalysis) -> None:
         self._analyses[key] = answer
@@ -256,6 +325,13 @@ class Exports:
         export, over the events as stored now, held to what the caller recorded (`expect`)."""
         export = await self.export_game(game_id, player)
         return audit(msgspec.to_builtins(export), expect or Expectations())
+
+
+def _span(seconds: int) -> str:
+    """`seconds` for a person: "40 seconds", "3 minutes"."""
+    if seconds < 120:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return f"{math.ceil(seconds / 60)} minutes"
 
 
 def _rows(recorded: Sequence[RecordedEvent]) -> tuple[ExportedEvent, ...]:

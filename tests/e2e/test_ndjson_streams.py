@@ -95,6 +95,40 @@ def test_a_tables_stream_as_ndjson_beats_with_empty_lines(base: str) -> None:
 def test_without_asking_for_ndjson_the_stream_is_server_sent_events(base: str) -> None:
     auth, _table, game = _finished_solo(base)
     url = f"{base}/games/{game}/stream"
-    for accept in (None, "text/event-stream", "*/*", "application/json"):
+    for accept in (None, "text/event-stream", "*/*", "application/x-ndjson, text/event-stream"):
         headers = auth if accept is None else {**auth, "Accept": accept}
         assert _sse_data(url, headers), accept
+
+
+def test_a_form_refused_with_q_0_is_never_sent_and_none_acceptable_is_406(base: str) -> None:
+    """RFC 9110 §12.5.1: the form the most specific media range weighs most; `q=0` refuses a
+    form, even when a wildcard would take it; an `Accept` that takes neither form is 406
+    problem+json, on both streams, before anything is opened (a ticket is not even read)."""
+    auth, table, game = _finished_solo(base)
+    for url in (f"{base}/games/{game}/stream", f"{base}/tables/{table}/stream"):
+        for accept in (
+            "text/event-stream;q=0, application/x-ndjson",
+            "*/*;q=0.5, text/event-stream;q=0",
+            "text/event-stream;q=0.3, application/x-ndjson;q=0.6",
+        ):
+            with httpx.stream("GET", url, headers={**auth, "Accept": accept}, timeout=10) as r:
+                assert r.status_code == 200, accept
+                assert r.headers["content-type"].startswith("application/x-ndjson"), accept
+                assert json.loads(next(r.iter_lines()))["id"] == 1
+        for accept in (
+            "text/event-stream;q=0",
+            "text/event-stream;q=0, application/x-ndjson;q=0",
+            "*/*;q=0",
+            "application/json",
+        ):
+            refused = httpx.get(url, headers={**auth, "Accept": accept}, timeout=10)
+            assert refused.status_code == 406, (accept, refused.text)
+            assert refused.headers["content-type"] == "application/problem+json"
+            problem = refused.json()
+            assert (problem["code"], problem["retryable"]) == ("not-acceptable", False)
+            assert "text/event-stream" in problem["detail"]
+        # refused before the ticket or token is looked at: a made-up ticket is 406 too
+        made_up = httpx.get(
+            f"{url}?ticket=nope", headers={"Accept": "text/event-stream;q=0"}, timeout=10
+        )
+        assert made_up.status_code == 406
