@@ -8,8 +8,9 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import msgspec
 
@@ -74,6 +75,8 @@ class TooManyAnalyses(Exception):
         self.retry_after = retry_after
 
 
+T = TypeVar("T")
+
 # How many of a player's games their export reads from the history at a time.
 PLAYER_GAMES_PAGE = 500
 
@@ -125,11 +128,10 @@ class Exports:
         try:
             recorded = await self.ctx.store.read_stream(stream("game", game_id))
             events = [decode_event(r.data) for r in recorded]
-            answer = await asyncio.to_thread(analyse_turn, game_id, events, seat, turn)
         except BaseException:
             self._done(payers, 1)
             raise
-        self._done(payers, 0)
+        answer = await self._made(payers, 1, lambda: analyse_turn(game_id, events, seat, turn))
         self._keep(key, answer)
         return answer
 
@@ -149,14 +151,11 @@ class Exports:
         missing = [t for t, answer in kept.items() if answer is None]
         if missing:
             payers = self._admit(player, address, len(missing))
-            try:
-                made = await asyncio.to_thread(
-                    lambda: [analyse_turn(game_id, events, seat, t) for t in missing]
-                )
-            except BaseException:
-                self._done(payers, len(missing))
-                raise
-            self._done(payers, 0)
+            made = await self._made(
+                payers,
+                len(missing),
+                lambda: [analyse_turn(game_id, events, seat, t) for t in missing],
+            )
             for answer in made:
                 kept[answer.turn] = answer
                 self._keep((game_id, seat, answer.turn), answer)
@@ -194,6 +193,22 @@ class Exports:
             budget.take(key, decisions)
         self._analysing += 1
         return payers
+
+    async def _made(
+        self, payers: list[tuple[Budget, str]], decisions: int, work: Callable[[], T]
+    ) -> T:
+        """`work`'s answer, made in a worker thread in the place `_admit` took. The place is
+        given back when the thread ends, not before: a caller that goes away mid-analysis
+        (the request cancelled) neither frees it early nor gets its decisions back. If `work`
+        fails (a seat or turn the game does not have: before any search), they are."""
+        running = asyncio.ensure_future(asyncio.to_thread(work))
+
+        def ended(task: asyncio.Future[T]) -> None:
+            failed = not task.cancelled() and task.exception() is not None
+            self._done(payers, decisions if failed else 0)
+
+        running.add_done_callback(ended)
+        return await asyncio.shield(running)
 
     def _done(self, payers: list[tuple[Budget, str]], undone: int) -> None:
         """Give back `_admit`'s place, and the decisions it charged that were not made."""

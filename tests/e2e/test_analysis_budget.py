@@ -52,7 +52,7 @@ async def test_asked_again_an_analysis_costs_nothing_and_each_player_s_work_is_b
     assert again_s < first_s / 5  # ten expert decisions, then none
     exports = client.app.state.service.exports
     spent = exports.players.held(ada_id)
-    assert spent < 0.1  # the ten decisions spent the ten in hand
+    assert spent < 0.5  # the ten decisions spent the ten in hand (a minute refills one)
 
     # past the bound: 429 with Retry-After, nothing spent or done; kept answers still given
     turn = f"/games/{game_id}/analysis"

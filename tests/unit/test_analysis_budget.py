@@ -5,13 +5,19 @@ never before the game's own refusals (a running game is 409 whatever the budget 
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from typing import Any
+
 import pytest
 
 from service.bootstrap import Swarm
+from service.domain import analysis
 from service.domain.rules import expert
-from service.domain.rules.errors import GameNotOver
+from service.domain.rules.errors import GameNotOver, SeatNotPlaying
 from service.usecases import exports
 from service.usecases.budget import Budget
+from service.usecases.errors import Busy
 from service.usecases.exports import TooManyAnalyses
 from service.usecases.identity import Player
 from tests.in_memory import play_to_the_end, swarm_in_memory
@@ -79,7 +85,7 @@ async def test_a_player_s_decisions_are_bounded_and_kept_answers_are_free(
 
     review = await swarm.exports.analyse_game(game_id, 1, ada, "10.0.0.1")
     assert len(review.turns) == 10
-    assert swarm.exports.players.held(ada.player_id) == pytest.approx(0, abs=0.01)
+    assert swarm.exports.players.held(ada.player_id) == pytest.approx(0, abs=0.1)
     # asked again, or a turn of it: kept, free, never refused
     assert await swarm.exports.analyse_game(game_id, 1, ada, "10.0.0.1") == review
     turn = await swarm.exports.analyse_turn(game_id, 1, 4, ada, "10.0.0.1")
@@ -123,3 +129,45 @@ async def test_a_client_address_has_a_budget_of_its_own(monkeypatch: pytest.Monk
     assert (await swarm.exports.analyse_turn(bo_game, 1, 1, bo, "10.0.0.2")).turn == 1
     # the server's own analyses (no caller) are not charged
     assert (await swarm.exports.analyse_turn(bo_game, 2, 1)).seat == 2
+
+
+async def test_a_caller_who_goes_away_mid_analysis_frees_nothing_early(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The request cancelled while the worker thread searches: the place stays taken until the
+    thread ends (else ask-and-hang-up would run any number of searches at once) and the
+    decisions stay spent (else it would cost nothing); a failed analysis gives them back."""
+    monkeypatch.setattr(expert, "WORK", 20_000)
+    swarm = swarm_in_memory(analyses_per_hour=60)
+    ada, _ = await swarm.identity.create_guest("Ada")
+    game_id = await _solo_game(swarm, ada)
+    searching, finish = threading.Event(), threading.Event()
+    real = analysis.analyse_turn
+
+    def slow(*args: Any) -> Any:
+        searching.set()
+        finish.wait(10)
+        return real(*args)
+
+    monkeypatch.setattr(exports, "analyse_turn", slow)
+    asked = asyncio.create_task(swarm.exports.analyse_turn(game_id, 1, 2, ada, "10.0.0.1"))
+    await asyncio.to_thread(searching.wait, 10)
+    asked.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asked
+    assert swarm.exports._analysing == 1  # still searching: still in its place
+    with pytest.raises(Busy):
+        await swarm.exports.analyse_turn(game_id, 1, 3, ada, "10.0.0.1")
+    finish.set()
+    for _ in range(500):
+        if swarm.exports._analysing == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert swarm.exports._analysing == 0
+    assert swarm.exports.players.held(ada.player_id) == pytest.approx(9, abs=0.1)
+
+    monkeypatch.setattr(exports, "analyse_turn", real)
+    with pytest.raises(SeatNotPlaying):  # seat 4 of 3: refused before any search
+        await swarm.exports.analyse_turn(game_id, 4, 1, ada, "10.0.0.1")
+    assert swarm.exports.players.held(ada.player_id) == pytest.approx(9, abs=0.1)
+    assert swarm.exports._analysing == 0
