@@ -8,7 +8,10 @@ weight of 0 means "not acceptable". A range's parameters make it more specific b
 compared with the form's (the streams are UTF-8 whatever is asked: `;charset=utf-8;q=0`
 refuses them). The form with the highest weight wins, the server's own
 order breaking ties; none above 0: 406 `not-acceptable` (problem+json), before anything is
-done. No `Accept` header (or an empty one) accepts anything: the first form offered. A media
+done. No `Accept` header (or an empty one) accepts anything: the first form offered; so does
+one that names none of the forms, even by a wildcard (`application/json`): it is disregarded,
+as RFC 9110 allows, rather than refused, so a client that sends one `Accept` everywhere streams
+as it did before negotiation was written. A media
 range that cannot be parsed (or a weight that is not a qvalue) is ignored, as if not sent.
 Litestar's `Accept.best_match` is not used: it took `q=0` for a yes, and read `*/*;q=0.5`
 before a more specific `text/event-stream;q=0`."""
@@ -79,23 +82,29 @@ def media_ranges(accept: str) -> list[MediaRange]:
     return ranges
 
 
-def weight(ranges: Sequence[MediaRange], media_type: str) -> float:
-    """The weight `ranges` give `media_type`: the most specific matching range's, else 0."""
+def weight(ranges: Sequence[MediaRange], media_type: str) -> float | None:
+    """The weight `ranges` give `media_type`: the most specific matching range's; None when no
+    range names it."""
     best: tuple[int, float] | None = None
     for media_range in ranges:
         specificity = media_range.specificity(media_type)
         if specificity is not None and (best is None or specificity > best[0]):
             best = (specificity, media_range.weight)
-    return 0.0 if best is None else best[1]
+    return None if best is None else best[1]
 
 
 def preferred(accept: str | None, offered: Sequence[str]) -> str | None:
     """The form of `offered` (the server's preference first) that `accept` prefers, or None when
-    it accepts none of them."""
+    it accepts none of them. An `Accept` that names none of the forms (not even by a wildcard,
+    as `application/json`) is disregarded, as RFC 9110 lets a server do: the first form, as an
+    answer that is not negotiated (what clients got before negotiation was written)."""
     if accept is None or not accept.strip():
         return offered[0]
     ranges = media_ranges(accept)
-    weights = [weight(ranges, media_type) for media_type in offered]
+    named = [weight(ranges, media_type) for media_type in offered]
+    if all(w is None for w in named):
+        return offered[0]
+    weights = [0.0 if w is None else w for w in named]
     best = max(weights)
     return offered[weights.index(best)] if best > 0 else None
 

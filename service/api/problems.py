@@ -83,7 +83,8 @@ CATALOGUE: dict[str, Entry] = {
     "not-acceptable": Entry(
         406,
         "The request's `Accept` accepts none of the forms the answer comes in (a stream: "
-        "`text/event-stream` or `application/x-ndjson`); a type weighted `q=0` is refused.",
+        "`text/event-stream` or `application/x-ndjson`); a type weighted `q=0` is refused. An "
+        "`Accept` that names none of the forms is disregarded, not refused.",
         "Accept one of the forms the operation lists (or send no `Accept`); `detail` names them.",
     ),
     "method-not-allowed": Entry(

@@ -40,9 +40,9 @@ NDJSON_FORMAT = (
     "(`{id, event, data}`, the schema named below), with the same resume rules (`after`, or "
     "`Last-Event-ID` with the last `id`); an empty line is the heartbeat. Any HTTP client "
     "reads it with a line split. The form is the one `Accept` weighs most (RFC 9110: the most "
-    "specific media range's `q`; Server-Sent Events on a tie or without `Accept`); a type "
-    "weighted `q=0` is never sent, and an `Accept` that accepts neither form gets 406 "
-    "`not-acceptable`."
+    "specific media range's `q`; Server-Sent Events on a tie, without `Accept`, or with one "
+    "that names neither form, as `application/json`); a type weighted `q=0` is never sent, and "
+    "an `Accept` that names a form but accepts neither gets 406 `not-acceptable`."
 )
 
 STREAM_DESCRIPTION = (

@@ -1,6 +1,7 @@
 """Which form of an answer the client's `Accept` prefers (`service.api.negotiation`), as RFC 9110
 §12.5.1 says: each form weighs what the most specific matching media range gives it, `q=0`
-refuses it, the server's order breaks ties, and none acceptable is None (a 406)."""
+refuses it, the server's order breaks ties, and none acceptable is None (a 406); an `Accept`
+that names neither form is disregarded."""
 
 from __future__ import annotations
 
@@ -34,9 +35,11 @@ SSE, NDJSON = FORMS
         ("text/event-stream;q=0", None),  # refused, and nothing else accepted
         ("text/event-stream;q=0, application/x-ndjson;q=0.000", None),
         ("*/*;q=0", None),
-        ("application/json", None),
-        ("text/*;q=0, application/json", None),
-        ("garbage, text/event-stream;q=2", None),  # unparseable ranges are ignored
+        # naming neither form, even by a wildcard: disregarded, the server's first
+        ("application/json", SSE),
+        ("application/json, image/*;q=0", SSE),
+        ("text/*;q=0, application/json", None),  # one named and refused: strict
+        ("garbage, text/event-stream;q=2", SSE),  # unparseable ranges are ignored
         ("garbage, application/x-ndjson", NDJSON),
         ("text/event-stream;q=0.5;level=1, application/x-ndjson;q=0.4", SSE),  # an extension
     ],
