@@ -24,6 +24,7 @@ def test_the_catalogue_says_which_codes_a_client_may_resend_as_they_are() -> Non
         "migrations-pending",
         "overloaded",
         "request-timeout",
+        "too-many-analyses",
         "too-many-logins",
         "too-many-requests",
         "too-many-sign-ups",
