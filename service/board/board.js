@@ -15,6 +15,7 @@ const SHARED = {
 
 class App {
   constructor() {
+    sessionStorage.removeItem("swarm.board.boot-retries"); // the modules loaded (boot.js)
     this.main = document.getElementById("main");
     this.header = document.getElementById("identity");
     this.problemBox = document.getElementById("problem");

@@ -525,3 +525,34 @@ def test_a_refusal_shows_where_the_person_is_looking_on_a_phone(
         assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 740, box
     finally:
         ctx.close()
+
+
+def test_a_module_the_server_shed_is_fetched_again_and_the_board_comes_up(
+    context: Any, board_url: str
+) -> None:
+    """A busy server sheds a request (503) with no regard for what it is: when it is one of the
+    board's modules, the whole module graph fails. `boot.js` says so and loads the page again;
+    the second time every module comes, and the board is whole (the setup screen, no problem
+    left on it). A module that always fails is given up on after three tries, with advice."""
+    page = context.new_page()
+    shed: list[str] = []
+
+    def once(route: Any) -> None:
+        if not shed:
+            shed.append(route.request.url)
+            route.fulfill(status=503, body="busy")
+        else:
+            route.continue_()
+
+    page.route("**/game.js", once)
+    page.goto(board_url + "/")
+    page.get_by_role("button", name="Into the meadow").wait_for(timeout=20_000)
+    assert shed == [board_url + "/game.js"]
+    assert page.locator("#problem .problem").count() == 0
+    assert page.evaluate("sessionStorage.getItem('swarm.board.boot-retries')") is None
+
+    broken = context.new_page()
+    broken.route("**/dom.js", lambda route: route.fulfill(status=503, body="busy"))
+    broken.goto(board_url + "/")
+    broken.get_by_text("Reload the page in a moment").wait_for(timeout=30_000)
+    assert broken.get_by_role("button", name="Into the meadow").count() == 0
