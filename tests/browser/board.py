@@ -11,6 +11,10 @@ from typing import Any
 
 import httpx
 
+# The setup calls below go straight to the API. httpx's default timeout (5 s) is shorter than a
+# sign-up can take on a machine at load 5 (each hashes a password), so they wait longer.
+_API = httpx.Client(timeout=30)
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--headless",
@@ -156,7 +160,7 @@ def open_meadow(page: Any) -> None:
 
 
 def guest(base: str, name: str) -> dict[str, Any]:
-    response = httpx.post(f"{base}/guests", json={"name": name})
+    response = _API.post(f"{base}/guests", json={"name": name})
     response.raise_for_status()
     body: dict[str, Any] = response.json()
     return body
@@ -164,7 +168,7 @@ def guest(base: str, name: str) -> dict[str, Any]:
 
 def account(base: str, name: str) -> dict[str, Any]:
     """A new account (a name made unique), with its token: `registered` is true."""
-    response = httpx.post(
+    response = _API.post(
         f"{base}/accounts",
         json={"name": f"{name}{uuid.uuid4().hex[:4]}", "password": "correct horse"},
     )
@@ -177,10 +181,10 @@ def buy_in_game(base: str, people: dict[int, dict[str, Any]], stake: int) -> str
     full, it deals its first game, whose id is returned."""
     headers = {n: {"authorization": f"Bearer {p['token']}"} for n, p in people.items()}
     body = {"seats": len(people), "stake": stake, "turn_seconds": 600, "choice_seconds": 600}
-    table = httpx.post(f"{base}/tables", json=body, headers=headers[1])
+    table = _API.post(f"{base}/tables", json=body, headers=headers[1])
     table.raise_for_status()
     for n in sorted(people)[1:]:
-        joined = httpx.post(
+        joined = _API.post(
             f"{base}/tables/{table.json()['table_id']}/seats", json={}, headers=headers[n]
         )
         joined.raise_for_status()
@@ -198,7 +202,7 @@ def too_low_game(base: str, name: str = "Ada", players: int = 2) -> tuple[dict[s
     tests/deals.py): returns (the guest, the game id, the bee to confirm for a too-low turn)."""
     person = guest(base, name)
     headers = {"authorization": f"Bearer {person['token']}"}
-    response = httpx.post(f"{base}/solo-tables", json={"players": players}, headers=headers)
+    response = _API.post(f"{base}/solo-tables", json={"players": players}, headers=headers)
     response.raise_for_status()
     game = response.json()["game"]
     return person, game["game_id"], min(game["hand"])
@@ -236,7 +240,7 @@ def play_lowest(base: str, people: dict[int, dict[str, Any]], game: str) -> dict
     while True:
         for seat, person in people.items():
             headers = {"authorization": f"Bearer {person['token']}"}
-            view: dict[str, Any] = httpx.get(f"{base}/games/{game}", headers=headers).json()
+            view: dict[str, Any] = _API.get(f"{base}/games/{game}", headers=headers).json()
             if view["phase"] == "ended":
                 return view
             if view["seats"][seat - 1]["status"] == "left":
@@ -248,7 +252,7 @@ def play_lowest(base: str, people: dict[int, dict[str, Any]], game: str) -> dict
             else:
                 continue
             n += 1
-            answer = httpx.post(
+            answer = _API.post(
                 f"{base}/games/{game}/moves",
                 json={**move, "move_id": f"{seat}-{n}-{time.monotonic_ns()}"},
                 headers=headers,
