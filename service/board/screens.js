@@ -279,7 +279,7 @@ export function lobbyScreen(app, container) {
             h(
               "tr",
               { dataset: { table: t.table_id } },
-              h("td", {}, t.host_name),
+              h("td", { class: "who" }, t.host_name),
               h("td", {}, `${t.seats_taken} / ${t.capacity}`),
               // Only a table's first game holds a buy-in: once under way, Play again has none.
               h(
@@ -777,7 +777,7 @@ export async function leaderboardScreen(app, container, by = "wins") {
               "tbody",
               {},
               page.entries.map((e) =>
-                h("tr", { class: e.player_id === session()?.player_id ? "me" : null }, h("td", {}, String(e.rank)), h("td", {}, e.name), h("td", {}, ratingText(e.rating)), h("td", {}, String(e.games_won)), h("td", {}, String(e.games_played)), h("td", {}, String(e.xp)), h("td", {}, String(e.level)))
+                h("tr", { class: e.player_id === session()?.player_id ? "me" : null }, h("td", {}, String(e.rank)), h("td", { class: "who" }, e.name), h("td", {}, ratingText(e.rating)), h("td", {}, String(e.games_won)), h("td", {}, String(e.games_played)), h("td", {}, String(e.xp)), h("td", {}, String(e.level)))
               )
             )
           )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from service.domain.rules.levels import LEVELS
 from tests.browser.board import (
     account,
     game_id,
+    guest,
     hand,
     play_turn,
     resume_as,
@@ -480,6 +482,36 @@ def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: st
         label.wait_for()
         lines = label.evaluate("el => el.getClientRects().length")
         assert lines == 1, f"'💰50 buy-in' is drawn on {lines} lines"
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 375, f"the lobby scrolls sideways: {width} px"
+    finally:
+        ctx.close()
+
+
+def test_a_name_of_forty_letters_in_one_word_wraps_in_the_lobby_on_a_phone(
+    browser: Any, board_url: str
+) -> None:
+    """A name is one word of up to 40 characters (`names.NAME_MAX`): the lobby's host cell wraps
+    it rather than push the page past 375 px (it did, 386 px, once such a table was open)."""
+    long_name = "Bumblebee" + uuid.uuid4().hex[:31]
+    host = guest(board_url, long_name)
+    assert len(host["name"]) == 40
+    opened = httpx.post(
+        f"{board_url}/tables",
+        json={"seats": 4, "stake": 0},
+        headers={"authorization": f"Bearer {host['token']}"},
+    )
+    assert opened.status_code == 201, opened.text
+    ctx = browser.new_context(
+        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
+    )
+    try:
+        page = ctx.new_page()
+        page.goto(board_url + "/#/lobby")
+        page.get_by_placeholder("Your name").fill("Gwen")
+        page.get_by_role("button", name="Play as guest").click()
+        cell = page.locator(".lobby-table td.who", has_text=long_name)
+        cell.wait_for()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"the lobby scrolls sideways: {width} px"
     finally:
