@@ -1,3 +1,3 @@
 """Swarm game server."""
 
-__version__ = "0.12.1"  # the one version: package metadata and the OpenAPI document
+__version__ = "0.13.0"  # the one version: package metadata and the OpenAPI document
