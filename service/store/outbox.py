@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -24,7 +25,7 @@ log = structlog.get_logger(__name__)
 # instance may write a kind an older one cannot decode; the older one neither claims (locks)
 # nor counts it, so those rows wait for a newer instance and never hold up the rest.
 _CLAIM_TRANSFERS = """
-select transfer::text from money_outbox
+select table_id, transfer_id, transfer::text from money_outbox
  where created_at <= now() - $1::interval and transfer->>'kind' = any($3::text[])
  order by created_at
  limit $2
@@ -39,7 +40,8 @@ select table_id, transfer_id from money_outbox
  limit $2
 """
 _LOCK_ON_CITUS = """
-select transfer::text from money_outbox where table_id = $1 and transfer_id = $2
+select table_id, transfer_id, transfer::text from money_outbox
+ where table_id = $1 and transfer_id = $2
    for update skip locked
 """
 _DELETE_TRANSFER = "delete from money_outbox where table_id = $1 and transfer_id = $2"
@@ -84,9 +86,17 @@ class _Claim:
         await self._conn.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
 
 
+# Rows of a known kind this instance could not read, remembered (at most this many, the oldest
+# forgotten first) so each is logged once and skipped, not claimed again every sweep ahead of
+# the rows it can deliver: a page of them would otherwise hold up the whole relay.
+UNREADABLE_KEPT = 1000
+Key = tuple[str, str]  # (table_id, transfer_id)
+
+
 class StoredOutbox:
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
+        self._unreadable: OrderedDict[Key, None] = OrderedDict()
 
     async def any_due(self, older_than: timedelta) -> bool:
         return bool(await self._pool.fetchval(_ANY_DUE, older_than, KINDS))
@@ -97,19 +107,42 @@ class StoredOutbox:
 
     @asynccontextmanager
     async def claim_due(self, older_than: timedelta, limit: int) -> AsyncIterator[_Claim]:
+        # as many more as the rows known to be unreadable, which are passed over
+        page = limit + len(self._unreadable)
         if await citus.detect(self._pool):
             async with self._pool.acquire() as conn, conn.transaction():
                 claimed = []
-                due = await conn.fetch(_DUE_ON_CITUS, older_than, limit, KINDS)
+                due = await conn.fetch(_DUE_ON_CITUS, older_than, page, KINDS)
                 for table_id, transfer_id in due:
-                    text = await conn.fetchval(_LOCK_ON_CITUS, table_id, transfer_id)
-                    if text is not None:
-                        claimed.append(text)
-                yield _Claim(conn, _decoded(claimed))
+                    if (table_id, transfer_id) in self._unreadable:
+                        continue
+                    row = await conn.fetchrow(_LOCK_ON_CITUS, table_id, transfer_id)
+                    if row is not None:
+                        claimed.append((row[0], row[1], row[2]))
+                yield _Claim(conn, self._decoded(claimed)[:limit])
             return
         async with self._pool.acquire() as conn, conn.transaction():
-            rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, limit, KINDS)
-            yield _Claim(conn, _decoded([text for (text,) in rows]))
+            rows = await conn.fetch(_CLAIM_TRANSFERS, older_than, page, KINDS)
+            yield _Claim(conn, self._decoded([(r[0], r[1], r[2]) for r in rows])[:limit])
+
+    def _decoded(self, rows: list[tuple[str, str, str]]) -> list[TransferUnion]:
+        """The claimed rows this version can read. One it cannot (a known kind with a shape
+        from a newer version that an older one rejects) is logged once and left in the outbox,
+        unclaimed once the claim ends, and passed over by later claims: one row, or a page of
+        them, never stops the relay."""
+        transfers = []
+        for table_id, transfer_id, text in rows:
+            key = (table_id, transfer_id)
+            if key in self._unreadable:
+                continue
+            try:
+                transfers.append(decode_transfer(text))
+            except msgspec.ValidationError as error:
+                self._unreadable[key] = None
+                while len(self._unreadable) > UNREADABLE_KEPT:
+                    self._unreadable.popitem(last=False)
+                log.warning("transfer left for a newer instance", error=str(error), transfer=text)
+        return transfers
 
     async def delivered(self, transfer: TransferUnion) -> None:
         await self._pool.execute(_DELETE_TRANSFER, transfer.table_id, transfer.transfer_id)
@@ -117,19 +150,6 @@ class StoredOutbox:
     async def owed(self, table_id: str, transfer_id: str) -> TransferUnion | None:
         text = await self._pool.fetchval(_OWED, table_id, transfer_id)
         return None if text is None else decode_transfer(text)
-
-
-def _decoded(texts: list[str]) -> list[TransferUnion]:
-    """The claimed rows this version can read. One it cannot (a known kind with a shape from a
-    newer version that an older one rejects) is logged and left in the outbox, unclaimed once
-    the claim ends: one row never stops the relay."""
-    transfers = []
-    for text in texts:
-        try:
-            transfers.append(decode_transfer(text))
-        except msgspec.ValidationError as error:
-            log.warning("transfer left for a newer instance", error=str(error), transfer=text)
-    return transfers
 
 
 class StoredStakeHolds:

@@ -85,3 +85,38 @@ async def test_the_relay_leaves_a_newer_kind_and_delivers_the_rest(
         ), logs
     finally:
         await pool.execute("delete from money_outbox where table_id = $1", table)
+
+
+async def test_a_page_of_unreadable_rows_is_logged_once_and_passed_over(
+    pool: Pool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More unreadable rows than a claim takes, all older than a deliverable one: each is
+    logged once, then passed over, and the deliverable row is delivered (a relay that claimed
+    them again each sweep never got past them, and logged each every 2 s)."""
+    swarm = bootstrap(postgres_ports(pool, EventStore(pool)), clock=FakeClock(), hasher=FAST_HASHER)
+    ann = (await swarm.accounts.register(f"k{uuid.uuid4().hex[:12]}", "long enough", None)).player
+    me, table = ann.player_id, f"t-{uuid.uuid4()}"
+    unreadable = {"kind": "grant_reward", "player_id": me, "table_id": table, "won": "yes"}
+    reward = GrantReward(
+        player_id=me, table_id=table, game_id=str(uuid.uuid4()), won=True, stings=3,
+        biggest_take=2, day="2026-12-07",
+    )  # fmt: skip
+    for n in range(3):
+        await pool.execute(_INSERT, table, f"reward:bad{n}", me, json.dumps(unreadable), 60 - n)
+    await pool.execute(_INSERT, table, reward.transfer_id, me, encode_transfer(reward).decode(), 40)
+    try:
+        recorder = Recorder()
+        monkeypatch.setattr(outbox, "log", recorder)
+        delivered = [await swarm.money.relay_due(after=timedelta(0), limit=2) for _ in range(4)]
+        assert sum(delivered) == 1 and delivered[-1] == 0, delivered
+        record = await swarm.repository.player_record(me)
+        assert record.stats.games_played == 1
+        left = [e for e in recorder.lines if e["event"] == "transfer left for a newer instance"]
+        assert sorted(json.loads(e["transfer"])["won"] for e in left) == ["yes"] * 3
+        assert len(left) == 3, recorder.lines  # once each, over four sweeps
+        remaining = await pool.fetch(
+            "select transfer_id from money_outbox where table_id = $1 order by 1", table
+        )
+        assert [r[0] for r in remaining] == ["reward:bad0", "reward:bad1", "reward:bad2"]
+    finally:
+        await pool.execute("delete from money_outbox where table_id = $1", table)
