@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -460,12 +462,14 @@ def test_every_menu_item_shows_on_a_phone_outside_a_game(
         ctx.close()
 
 
-def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: str) -> None:
-    """The lobby's "💰50 buy-in" used to break after the coin at 375 px; it is one line."""
-    host = account(board_url, "Host")
+@contextmanager
+def _lobby_on_a_phone(
+    browser: Any, board_url: str, host: dict[str, Any], stake: int
+) -> Iterator[Any]:
+    """`host` opens a 4-seat table at `stake`; a guest opens the lobby at 375 px: the page."""
     opened = httpx.post(
         f"{board_url}/tables",
-        json={"seats": 4, "stake": 50},
+        json={"seats": 4, "stake": stake},
         headers={"authorization": f"Bearer {host['token']}"},
     )
     assert opened.status_code == 201, opened.text
@@ -477,6 +481,15 @@ def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: st
         page.goto(board_url + "/#/lobby")
         page.get_by_placeholder("Your name").fill("Gwen")
         page.get_by_role("button", name="Play as guest").click()
+        yield page
+    finally:
+        ctx.close()
+
+
+def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: str) -> None:
+    """The lobby's "💰50 buy-in" used to break after the coin at 375 px; it is one line."""
+    host = account(board_url, "Host")
+    with _lobby_on_a_phone(browser, board_url, host, stake=50) as page:
         row = page.locator(".lobby-table tr", has_text=host["name"])
         label = row.locator(".nowrap", has_text="💰50 buy-in")
         label.wait_for()
@@ -484,8 +497,6 @@ def test_a_lobby_buy_in_reads_on_one_line_on_a_phone(browser: Any, board_url: st
         assert lines == 1, f"'💰50 buy-in' is drawn on {lines} lines"
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"the lobby scrolls sideways: {width} px"
-    finally:
-        ctx.close()
 
 
 def test_a_name_of_forty_letters_in_one_word_wraps_in_the_lobby_on_a_phone(
@@ -496,26 +507,10 @@ def test_a_name_of_forty_letters_in_one_word_wraps_in_the_lobby_on_a_phone(
     long_name = "Bumblebee" + uuid.uuid4().hex[:31]
     host = guest(board_url, long_name)
     assert len(host["name"]) == 40
-    opened = httpx.post(
-        f"{board_url}/tables",
-        json={"seats": 4, "stake": 0},
-        headers={"authorization": f"Bearer {host['token']}"},
-    )
-    assert opened.status_code == 201, opened.text
-    ctx = browser.new_context(
-        viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True
-    )
-    try:
-        page = ctx.new_page()
-        page.goto(board_url + "/#/lobby")
-        page.get_by_placeholder("Your name").fill("Gwen")
-        page.get_by_role("button", name="Play as guest").click()
-        cell = page.locator(".lobby-table td.who", has_text=long_name)
-        cell.wait_for()
+    with _lobby_on_a_phone(browser, board_url, host, stake=0) as page:
+        page.locator(".lobby-table td.who", has_text=long_name).wait_for()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 375, f"the lobby scrolls sideways: {width} px"
-    finally:
-        ctx.close()
 
 
 def test_a_refusal_shows_where_the_person_is_looking_on_a_phone(
