@@ -25,7 +25,8 @@ from collections.abc import Callable
 from typing import Any
 
 from service.domain.rules import batch
-from tests.bench import bees
+from service.domain.rules.expert import EXPERT
+from tests.bench import bees, own_policy
 
 BATCH_WORK = 4_500_000
 
@@ -77,6 +78,14 @@ CANDIDATES: dict[str, Callable[[], bees.Seeded]] = {
     ),
     "batch:win:fit:heur": lambda: _batch(
         objective="win", weights=_weights(os.environ["SWARM_FIT"]), own_weights=HEURISTIC_WEIGHTS
+    ),
+    # the expert, its own later turns by a policy learned from its picks (`own_policy.py`):
+    # $SWARM_OWN_POLICY
+    "expert:own-logit": lambda: bees_search(
+        EXPERT._replace(own_weights=own_policy.load_logit(os.environ["SWARM_OWN_POLICY"]))
+    ),
+    "expert:own-net": lambda: bees_search(
+        EXPERT._replace(own_net=own_policy.load_net(os.environ["SWARM_OWN_POLICY"]))
     ),
     "batch:fit:own": lambda: _batch(
         weights=_weights(os.environ["SWARM_FIT"]),

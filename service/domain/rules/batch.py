@@ -19,6 +19,8 @@ still in a hand, and `scores` (P, S): the stings taken since this turn.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -152,6 +154,29 @@ def heuristic_slots(
 FEATURES = 12  # what a learned playout policy sees of each bee in a hand (`features`)
 
 
+class PolicyNet(NamedTuple):
+    """A learned score of each bee in a hand from its `features` (one hidden layer of tanh
+    units beside a linear term, on standardised features); a seat plays softmax(score)."""
+
+    mean: Floats  # (FEATURES,)
+    scale: Floats  # (FEATURES,)
+    hidden: Floats  # (FEATURES, H)
+    bias: Floats  # (H,)
+    out: Floats  # (H,)
+    linear: Floats  # (FEATURES,)
+
+    def scores(self, seen: Floats) -> Floats:
+        z = (seen - self.mean) / self.scale
+        score: Floats = np.tanh(z @ self.hidden + self.bias) @ self.out + z @ self.linear
+        return score
+
+
+def _logit(weights: Floats, seen: Floats) -> Floats:
+    """A conditional logit's score of each bee: `seen` (…, FEATURES) @ `weights`."""
+    score: Floats = seen @ weights
+    return score
+
+
 def features(cards: Ints, tops: Ints, lens: Ints, sums: Ints, alive: Ints) -> Floats:
     """What a learned player sees of each bee in `cards` (P, S, h): (P, S, h, FEATURES), all
     from its seat's view (its hand, the stems, which bees are still in hands)."""
@@ -222,6 +247,17 @@ def fly(tops: Ints, lens: Ints, sums: Ints, scores: Ints, bees: Ints) -> None:
         tops[rows, target] = bee
 
 
+def deal_hidden(unseen: Ints, deals: int, hands: int, size: int, rng: np.random.Generator) -> Ints:
+    """`deals` random deals of the `unseen` bees into `hands` hands of `size` (each sorted):
+    (deals, hands, size), the other playing seats in seat order. (The clairvoyance bench,
+    `tests/bench/clairvoyant.py`, puts the true hands here to measure what knowing them is
+    worth; no level ever does.)"""
+    order = np.argsort(rng.random((deals, unseen.size)), axis=1)[:, : hands * size]
+    dealt = unseen[order].reshape(deals, hands, size)
+    dealt.sort(axis=2)
+    return dealt
+
+
 def playouts(
     view: BeeView,
     candidates: list[int],
@@ -242,6 +278,7 @@ def playouts(
     easy_seats: npt.NDArray[np.bool_] | None = None,
     later: Floats | None = None,
     table_turns: int = 1,
+    own_net: PolicyNet | None = None,
 ) -> tuple[Ints, Ints]:
     """`deals` imagined games for each bee of `candidates` (the same deals for all), played to
     the end: the stings every seat takes, (len(candidates), deals, S), and the seats' order
@@ -270,9 +307,7 @@ def playouts(
     games = c * deals
     # The deals: each a random order of the unseen bees, cut into the other hands.
     # (A seat that left keeps its frozen hand: those bees are out of play, wherever they are.)
-    order = np.argsort(rng.random((deals, unseen.size)), axis=1)[:, : (seats - 1) * size]
-    dealt = unseen[order].reshape(deals, seats - 1, size)
-    dealt.sort(axis=2)
+    dealt = deal_hidden(unseen, deals, seats - 1, size, rng)
     own = np.broadcast_to(np.array(hand, dtype=np.int64), (deals, 1, size))
     per_deal = np.concatenate([own, dealt], axis=1)  # (deals, S, size)
     hands = np.broadcast_to(per_deal, (c, deals, seats, size)).reshape(games, seats, size)
@@ -310,6 +345,11 @@ def playouts(
         temperatures[:, 0] = own_temperature
     if random_share > 0:  # in that share of the deals, the others play uniformly at random
         temperatures[: round(random_share * deals), 1:] = 1e9
+    own_scores: Callable[[Floats], Floats] | None = None  # its own seat's, with the model's
+    if weights is None and own_net is not None:
+        own_scores = own_net.scores
+    elif weights is None and own_weights is not None:
+        own_scores = partial(_logit, own_weights)
     for h in range(size, 0, -1):
         rate = 1 / h if own_gap else (seats - 1) / seats / h
         # Gumbel noise, the same for every candidate's copy of a deal (common random numbers)
@@ -328,6 +368,10 @@ def playouts(
             if later is not None:
                 cost[:, 1:] -= later[hands[:, 1:]]
             score = -cost.reshape(c, deals, seats, h) / temperatures[None, :, :, None] + noise
+        if h > 1 and own_scores is not None:  # its own later turns by a learned policy
+            seen = features(hands[:, :1], tops, lens, sums, alive)[:, 0]
+            score = np.array(score)
+            score[:, :, 0, :] = own_scores(seen).reshape(c, deals, h) + noise[None, :, 0, :]
         if h > 1:
             slot = score.reshape(games, seats, h).argmax(axis=2)
             if easy_seats is not None:
@@ -526,6 +570,8 @@ class Search(NamedTuple):
     # the turns, this one included, whose other seats' bees the table picks (the same table,
     # made for this turn; later ones by the model)
     table_turns: int = 1
+    # its own seat's later turns by this learned policy (softmax of its scores)
+    own_net: PolicyNet | None = None
 
 
 class Estimate(NamedTuple):
@@ -610,6 +656,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
             easy_seats,
             later if how.later else None,
             how.table_turns,
+            how.own_net,
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)

@@ -1,0 +1,69 @@
+"""Smoke tests of issue 45's measuring tools (docs/benchmarks.md): the head-to-head format, the
+clairvoyance bound and the learned own-turn policy. Strength is theirs to measure, never
+asserted here."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from service.domain.rules import batch, expert, simulate
+from service.domain.rules.cards import total_stings
+from service.domain.rules.simulate import bee_seats, play_game
+from tests.bench import clairvoyant, duplicate, fit_policy, mcs, own_policy
+
+
+def test_a_duplicate_deal_is_played_in_both_seatings_and_each_side_holds_every_hand(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(mcs, "PLAYOUTS", 2)
+    deal = duplicate.play_deal("easy", "mcs", 7)
+    assert len(deal["gaps"]) == 2
+    assert all(abs(g) <= total_stings(4) for g in deal["gaps"])
+    assert len(deal["cpu"]["easy"]) == len(deal["cpu"]["mcs"]) == 2 * 2 * 10  # 2 seats, 2 games
+    summary = duplicate.summary("easy", "mcs", [deal])
+    assert summary["games"] == 2 and 0 <= summary["a_games_share"] <= 1
+
+
+def test_the_clairvoyant_search_deals_exactly_the_true_hands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(simulate, "view_for", clairvoyant._watching_view_for)
+    dealt: list[np.ndarray] = []
+
+    def record(*args: object) -> batch.Ints:
+        got = clairvoyant._true_deal(*args)  # type: ignore[arg-type]
+        dealt.append(got)
+        return got
+
+    monkeypatch.setattr(batch, "deal_hidden", record)
+    monkeypatch.setattr(clairvoyant, "EXPERT", expert.EXPERT._replace(work=20_000))
+    truth: list[list[list[int]]] = []
+
+    def seat_1(view: object) -> int:
+        state = clairvoyant._playing[0]
+        truth.append([sorted(s.hand) for s in state.seats[1:]])
+        return clairvoyant.clairvoyant(view, b"seed")  # type: ignore[arg-type]
+
+    rng = random.Random(3)
+    others = [lambda view: rng.choice(view.hand)] * 3
+    play_game(bee_seats(4), [seat_1, *others], random.Random("clairvoyant-smoke"))
+    assert dealt and truth
+    # every imagined deal of the first decision is the other seats' true hands
+    first = dealt[0]
+    assert all((deal == np.array(truth[0])).all() for deal in first)
+
+
+def test_the_learned_policy_finds_a_planted_preference() -> None:
+    rng = np.random.default_rng(0)
+    data = []
+    for _ in range(400):
+        seen = rng.normal(size=(5, batch.FEATURES))
+        data.append((seen, int(np.argmax(seen[:, 2]))))  # the bee with the most of feature 2
+    net = own_policy.fit_net(data[:300], hidden=4, steps=300)
+    _, hits = own_policy.net_score(net, data[300:])
+    assert hits > 0.8
+    logit = fit_policy.fit(data[:300])
+    assert int(np.argmax(np.abs(logit))) == 2
