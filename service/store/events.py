@@ -782,9 +782,12 @@ class EventStore:
         if stream_prefix is not None:
             where.append("starts_with(stream, $4)")
             args.append(stream_prefix)
+        # Ordered by the table's columns, named as such: a bare `txid` in ORDER BY is the output
+        # column `txid::text` (PostgreSQL prefers output names there), whose text order puts
+        # "100" before "99", so a page could end below a row it held and the next hand it again.
         rows = await self._pool.fetch(
             f"select {_COLUMNS}, txid::text from events where {' and '.join(where)}"
-            " order by txid, position limit $3",
+            " order by events.txid, events.position limit $3",
             *args,
         )
         return [msgspec.structs.replace(_to_event(r), txid=int(r[9])) for r in rows]
