@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from service.domain.rules import batch, expert, simulate
+from service.domain.rules.bees import BeeView
 from service.domain.rules.cards import total_stings
+from service.domain.rules.engine import GameState
 from service.domain.rules.simulate import bee_seats, play_game
-from tests.bench import clairvoyant, duplicate, fit_policy, mcs, own_policy
+from tests.bench import bees, clairvoyant, duplicate, fit_policy, mcs, own_policy
 
 
 def test_a_duplicate_deal_is_played_in_both_seatings_and_each_side_holds_every_hand(
@@ -67,3 +69,35 @@ def test_the_learned_policy_finds_a_planted_preference() -> None:
     assert hits > 0.8
     logit = fit_policy.fit(data[:300])
     assert int(np.argmax(np.abs(logit))) == 2
+
+
+def test_the_oracle_is_told_exactly_the_bees_the_others_then_play(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(batch, "deal_hidden", clairvoyant._true_deal)
+    monkeypatch.setattr(batch, "mcs_tables", clairvoyant._oracle_tables)
+    monkeypatch.setattr(bees.Timed, "__call__", clairvoyant._watching_timed_call)
+    monkeypatch.setattr(clairvoyant, "EXPERT", expert.EXPERT._replace(work=20_000))
+    monkeypatch.setattr(clairvoyant, "_against", ["mcs"])
+    monkeypatch.setattr(mcs, "PLAYOUTS", 3)
+    monkeypatch.setitem(bees.SEEDED, "oracle", clairvoyant.oracle)
+    told: list[dict[int, int]] = []
+    real_search = batch.search
+
+    def search(view: BeeView, seed: bytes, how: batch.Search) -> tuple[int, list[batch.Estimate]]:
+        told.append(dict(clairvoyant._picks))
+        return real_search(view, seed, how)
+
+    monkeypatch.setattr(batch, "search", search)
+    revealed: list[dict[int, int]] = []
+
+    def watching(state: GameState, seat: int) -> BeeView:
+        if seat == 1 and state.turn > 1:  # the last turn's picks are public now
+            revealed.append({p.seat: p.bee for p in state.revealed if p.seat != 1})
+        return clairvoyant._watching_view_for(state, seat)
+
+    monkeypatch.setattr(simulate, "view_for", watching)
+    bees.play_one("oracle", "mcs", 4, 5)
+    # what the oracle was told on each turn is what the others then revealed
+    assert len(told) == 10 and all(len(t) == 3 for t in told)  # a search every turn
+    assert len(revealed) == 9 and told[:9] == revealed
