@@ -155,16 +155,14 @@ def main(argv: list[str] | None = None) -> int:
         (f"network ({args.hidden} hidden)", net_score(net, test)),
     ):
         print(f"  {name}: mean log-likelihood {loglik:.3f}, likeliest = expert's {100 * hits:.1f}%")
+    fitted = {
+        "teacher": "expert",
+        "games": args.games,
+        "logit": [float(v) for v in fit(data)],
+        "net": net_json(fit_net(data, args.hidden)),
+    }
     with open(args.out, "w", encoding="utf-8") as out:
-        json.dump(
-            {
-                "teacher": "expert",
-                "games": args.games,
-                "logit": [float(v) for v in fit(data)],
-                "net": net_json(fit_net(data, args.hidden)),
-            },
-            out,
-        )
+        json.dump(fitted, out)
     return 0
 
 
