@@ -84,7 +84,9 @@ EXPERT = batch.Search(
 )
 # Tried on 400 deals and not kept (issue 45's third round, docs/benchmarks.md): the table for
 # the others' next turn too (`table_turns=2`, -0.9 points), its own later turns sharper
-# (`own_temperature=0.4`, +2.1), both (+0.2): inside the noise.
+# (`own_temperature=0.4`, +2.1), both (+0.2): inside the noise. Nor in its fourth round: its own
+# later turns by a policy learned from its own picks (`Search.own_net`, `own_weights`;
+# tests/bench/own_policy.py), -0.6 and -2.3 points on 300 deals at 1.5-1.7 times the CPU.
 # The expert up to 5 players before issue 45: each other seat an MCS(8) of 4-turn playouts.
 NESTED = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
 # From 6 players on, the expert searches as it does up to 5 (the MCS table with noise 0.6 for
