@@ -29,21 +29,28 @@ from tests.bench import bees
 Decision = tuple[npt.NDArray[np.float64], int]
 
 
-def collect(teacher: str, players: int, games: int) -> list[Decision]:
+def game_decisions(teacher: str, players: int, number: int, game_id: str) -> list[Decision]:
+    """`teacher`'s decisions on every seat of game `number` (deal `fit/{players}/{number}`):
+    what each seat saw of its hand (`batch.features`) and the slot of the bee it played, each
+    decision seeded from `game_id`, the seat and the turn."""
     decide = bees.SEEDED[teacher]
     out: list[Decision] = []
 
     def policy(view: BeeView) -> int:
         turn = 11 - len(view.hand)
-        seed = bee_decision_seed(b"fit", f"fit-{players}", view.seat, turn, "pick")
+        seed = bee_decision_seed(b"fit", game_id, view.seat, turn, "pick")
         bee = decide(view, seed)
         if len(view.hand) > 1:
             out.append((batch.view_features(view), sorted(view.hand).index(bee)))
         return bee
 
-    for n in range(games):
-        play_game(bee_seats(players), [policy] * players, random.Random(f"fit/{players}/{n}"))
+    play_game(bee_seats(players), [policy] * players, random.Random(f"fit/{players}/{number}"))
     return out
+
+
+def collect(teacher: str, players: int, games: int) -> list[Decision]:
+    # every game's decisions seeded alike, as when the fit of issue 29 was made
+    return [d for n in range(games) for d in game_decisions(teacher, players, n, f"fit-{players}")]
 
 
 def fit(data: list[Decision], ridge: float = 1e-3, rounds: int = 30) -> npt.NDArray[np.float64]:

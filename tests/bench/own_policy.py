@@ -27,30 +27,15 @@ import numpy as np
 import numpy.typing as npt
 
 from service.domain.rules import batch
-from service.domain.rules.bees import BeeView, bee_decision_seed
 from service.domain.rules.cards import HAND_SIZE
-from service.domain.rules.simulate import bee_seats, play_game
-from tests.bench import bees
-from tests.bench.fit_policy import Decision, fit, score
+from tests.bench.fit_policy import Decision, fit, game_decisions, score
 
 Floats = npt.NDArray[np.float64]
 
 
 def collect(number: int) -> list[Decision]:
-    """The expert's decisions (hand features, the slot of its pick) in self-play game `number`."""
-    decide = bees.SEEDED["expert"]
-    out: list[Decision] = []
-
-    def policy(view: BeeView) -> int:
-        turn = 11 - len(view.hand)
-        seed = bee_decision_seed(b"fit", f"fit-4-{number}", view.seat, turn, "pick")
-        bee = decide(view, seed)
-        if len(view.hand) > 1:
-            out.append((batch.view_features(view), sorted(view.hand).index(bee)))
-        return bee
-
-    play_game(bee_seats(4), [policy] * 4, random.Random(f"fit/4/{number}"))
-    return out
+    """The expert's decisions in self-play game `number` (`fit_policy.game_decisions`)."""
+    return game_decisions("expert", 4, number, f"fit-4-{number}")
 
 
 def _padded(data: list[Decision]) -> tuple[Floats, npt.NDArray[np.bool_], npt.NDArray[np.int64]]:
