@@ -345,7 +345,8 @@ def playouts(
         temperatures[:, 0] = own_temperature
     if random_share > 0:  # in that share of the deals, the others play uniformly at random
         temperatures[: round(random_share * deals), 1:] = 1e9
-    own_scores: Callable[[Floats], Floats] | None = None  # its own seat's, with the model's
+    # its own later turns by a learned policy, if it has one (the others' stay the model's)
+    own_scores: Callable[[Floats], Floats] | None = None
     if weights is None and own_net is not None:
         own_scores = own_net.scores
     elif weights is None and own_weights is not None:
@@ -539,7 +540,8 @@ class Search(NamedTuple):
     players of its imagined games: softmax(-risk / `temperature`) of the heuristic's risk
     (`own_gap`: counting only other hands' bees, as `heuristic.py` does; an infinite
     temperature is uniformly random play), or a learned logit (`weights` over `features`;
-    `own_weights` for its own seat's later turns)."""
+    `own_weights` for its own seat's later turns). `own_weights` without `weights`, or
+    `own_net`: its own later turns learned, the others' by the model."""
 
     work: int
     objective: str = "stings"
