@@ -534,9 +534,34 @@ def _shares(scores: Ints, now: Ints) -> Floats:
     return np.where(totals[..., 0] == best, 1.0 / tied, 0.0)
 
 
+def _margins(scores: Ints, now: Ints) -> Floats:
+    """The deciding seat's stings in each imagined game (C, D) less the fewest any other seat
+    has, counting the stings every seat had already: below 0 it wins alone."""
+    totals = scores + now
+    margin: Floats = (totals[..., 0] - totals[..., 1:].min(axis=2)).astype(np.float64)
+    return margin
+
+
+def _loss(how: Search, scores: Ints, now: Ints, win: Floats) -> Floats:
+    """What the search minimises in each imagined game (C, D), by `how.objective`."""
+    if how.objective == "stings":
+        stings: Floats = scores[..., 0].astype(np.float64)
+        return stings
+    if how.objective == "win":
+        return -win
+    margin = _margins(scores, now)
+    if how.objective == "margin":
+        return margin
+    # "soft": minus a smooth chance of the win, a logistic of the margin (ties half a win)
+    soft: Floats = -1.0 / (1.0 + np.exp(margin / how.objective_scale))
+    return soft
+
+
 class Search(NamedTuple):
     """How a level searches: `work` card looks a decision (never a clock); what it minimises,
-    "stings" (its own, from now to the end) or "win" (minus its share of the win); and the
+    "stings" (its own, from now to the end), "win" (minus its share of the win), "margin" (its
+    stings at the end less the fewest of any other seat) or "soft" (minus a logistic of the
+    margin, `objective_scale` stings wide: a smooth chance of the win); and the
     players of its imagined games: softmax(-risk / `temperature`) of the heuristic's risk
     (`own_gap`: counting only other hands' bees, as `heuristic.py` does; an infinite
     temperature is uniformly random play), or a learned logit (`weights` over `features`;
@@ -545,6 +570,7 @@ class Search(NamedTuple):
 
     work: int
     objective: str = "stings"
+    objective_scale: float = 2.0  # "soft"'s stings of margin per unit of the logistic
     temperature: float = 1.0
     own_gap: bool = False
     weights: tuple[float, ...] | None = None
@@ -662,7 +688,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
         )
         stings = scores[..., 0].astype(np.float64)
         win = _shares(scores, now)
-        loss = stings if how.objective == "stings" else -win
+        loss = _loss(how, scores, now, win)
         for i, bee in enumerate(running):
             sums[bee] += (loss[i].sum(), stings[i].sum(), win[i].sum())
             counts[bee] += deals
