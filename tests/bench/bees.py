@@ -48,7 +48,7 @@ from service.domain.rules.engine import cheapest_stem, initial_state
 from service.domain.rules.events import BeeLevel, SeatInfo
 from service.domain.rules.levels import LEVELS
 from service.domain.rules.simulate import Policy, play_game, shuffled_deck
-from tests.bench.mcs import choose_bee_mcs
+from tests.bench.mcs import choose_bee_mcs, choose_bee_mcs_total
 
 BENCH_SERVER_SEED = b"swarm-bench-bees"
 Z95 = 1.959964
@@ -58,12 +58,19 @@ Seeded = Callable[[BeeView, bytes], int]
 SEEDED: dict[str, Seeded] = {
     **{name: level.policy for name, level in LEVELS.items()},  # easy, medium, hard, expert
     "mcs": choose_bee_mcs,
+    "mcs-total": choose_bee_mcs_total,
     "random": lambda view, seed: random.Random(seed).choice(sorted(view.hand)),
 }
-LABEL: dict[str, str] = {**{name: name for name in LEVELS}, "mcs": "MCS(100)", "random": "random"}
+LABEL: dict[str, str] = {
+    **{name: name for name in LEVELS},
+    "mcs": "MCS(100)",
+    "mcs-total": "MCSAgent(mc_max=100)",
+    "random": "random",
+}
 
 # (seat 1, the others, players, games): the line-ups of issue 29 (medium was "strong", easy
-# "heuristic"), then each level against MCS(100) and the expert against each of the others.
+# "heuristic"), then each level against MCS(100), the expert against each of the others and
+# against the arena's anchor.
 PLAN: tuple[tuple[str, str, int, int], ...] = (
     ("medium", "easy", 4, 300),
     ("medium", "mcs", 4, 200),
@@ -80,6 +87,9 @@ PLAN: tuple[tuple[str, str, int, int], ...] = (
     ("hard", "mcs", 4, 200),
     ("hard", "medium", 4, 100),
     ("expert", "hard", 4, 100),
+    # the hidden arena's anchor: rl-6-nimmt's MCSAgent(mc_max=100), 100 playouts a decision
+    ("expert", "mcs-total", 4, 200),
+    ("expert", "mcs-total", 8, 100),
 )
 
 

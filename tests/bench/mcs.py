@@ -15,12 +15,18 @@ with the rules' own fast copy (`rollout.fly_tops`), so it lands bees exactly as 
 
 from __future__ import annotations
 
+import math
 import random
 
 from service.domain.rules.bees import BeeView, unseen_bees
 from service.domain.rules.rollout import STINGS, fly_tops
 
 PLAYOUTS = 100
+# rl-6-nimmt's `MCSAgent` (the hidden arena's anchor, `mc_max=100`) spends its playouts on the
+# whole decision, not on each card: min(mc_max, 10 x (hand size)!) random playouts, each one's
+# first card drawn at random, so about ten a card at the start.
+TOTAL_PLAYOUTS = 100
+PER_CARD_FACTOR = 10
 
 
 def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> int:
@@ -60,3 +66,41 @@ def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> i
         if best_total < 0 or total < best_total:
             best, best_total = bee, total
     return best
+
+
+def choose_bee_mcs_total(view: BeeView, seed: bytes, total: int | None = None) -> int:
+    """The hidden arena's anchor, rl-6-nimmt's `MCSAgent(mc_max=total)`, as its description
+    reads: min(`total`, 10 x h!) playouts for a hand of h, each a fresh deal with every seat
+    (this one included, its first bee too) playing uniformly random bees; the bee with the
+    fewest stings on average among those played first at least once (the lowest on a tie)."""
+    total = TOTAL_PLAYOUTS if total is None else total
+    hand = sorted(view.hand)
+    size = len(hand)
+    if size == 1:
+        return hand[0]
+    rng = random.Random(int.from_bytes(seed, "big"))
+    shuffle = rng.shuffle
+    unseen = unseen_bees(view)
+    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
+    seats = len(others) + 1
+    base_tops = [stem[-1] for stem in view.stems]
+    base_lens = [len(stem) for stem in view.stems]
+    base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
+    taken = dict.fromkeys(hand, 0)
+    tried = dict.fromkeys(hand, 0)
+    order = list(hand)
+    for _ in range(min(total, PER_CARD_FACTOR * math.factorial(size))):
+        shuffle(unseen)
+        shuffle(order)  # its own bees in a random order of play, the first one the tried one
+        tops = list(base_tops)
+        lens = list(base_lens)
+        sums = list(base_sums)
+        scores = [0] * seats
+        for turn in range(size):
+            picks = [(order[turn], 0)]
+            for s in range(1, seats):
+                picks.append((unseen[(s - 1) * size + turn], s))
+            fly_tops(tops, lens, sums, scores, picks)
+        taken[order[0]] += scores[0]
+        tried[order[0]] += 1
+    return min((b for b in hand if tried[b]), key=lambda b: (taken[b] / tried[b], b))

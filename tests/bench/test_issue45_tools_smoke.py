@@ -1,6 +1,6 @@
 """Smoke tests of issue 45's measuring tools (docs/benchmarks.md): the head-to-head format, the
-clairvoyance bound and the learned own-turn policy. Strength is theirs to measure, never
-asserted here."""
+clairvoyance bound, the learned own-turn policy, the arena's anchor and the margin objectives.
+Strength is theirs to measure, never asserted here."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import random
 import numpy as np
 import pytest
 
-from service.domain.rules import batch, expert, simulate
+from service.domain.rules import batch, expert, rollout, simulate
 from service.domain.rules.bees import BeeView
 from service.domain.rules.cards import total_stings
 from service.domain.rules.engine import GameState
 from service.domain.rules.simulate import bee_seats, play_game
-from tests.bench import bees, clairvoyant, duplicate, fit_policy, mcs, own_policy
+from tests.bench import bees, calibrate, clairvoyant, duplicate, fit_policy, mcs, own_policy
 
 
 def test_a_duplicate_deal_is_played_in_both_seatings_and_each_side_holds_every_hand(
@@ -101,3 +101,46 @@ def test_the_oracle_is_told_exactly_the_bees_the_others_then_play(
     # what the oracle was told on each turn is what the others then revealed
     assert len(told) == 10 and all(len(t) == 3 for t in told)  # a search every turn
     assert len(revealed) == 9 and told[:9] == revealed
+
+
+def test_the_arena_anchor_spends_its_playouts_on_the_decision_not_on_each_bee(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 2 players, bees 1-24: 6 is stem 1's sixth bee (6 stings every time), 23 is safe.
+    stems = ((1, 2, 3, 4, 5), (10,), (22,), (24,))
+    seen = frozenset({1, 2, 3, 4, 5, 10, 22, 24})
+    view = BeeView(seat=1, players=2, hand=(6, 23), stems=stems, seen=seen)
+    flights: list[int] = []
+    real_fly = rollout.fly_tops
+
+    def counted(*args: object) -> None:
+        flights.append(1)
+        real_fly(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(mcs, "fly_tops", counted)
+    assert mcs.choose_bee_mcs_total(view, b"seed") == 23
+    # a hand of 2: min(100, 10 x 2!) = 20 playouts of 2 turns, where MCS(100) plays 2 x 100
+    assert len(flights) == 20 * 2
+    flights.clear()
+    mcs.choose_bee_mcs(view, b"seed")
+    assert len(flights) == 2 * 100 * 2
+
+
+def test_the_margin_objectives_count_the_stings_every_seat_already_has() -> None:
+    # 1 candidate, 2 imagined games, 3 seats; before this turn the seats had 0, 5 and 9 stings
+    scores = np.array([[[4, 1, 0], [0, 0, 0]]])
+    now = np.array([0, 5, 9])
+    assert batch._margins(scores, now).tolist() == [[4 - 6, 0 - 5]]
+    soft = batch._loss(batch.Search(work=1, objective="soft"), scores, now, np.zeros((1, 2)))
+    assert soft[0].tolist() == pytest.approx([-1 / (1 + np.exp(-1)), -1 / (1 + np.exp(-2.5))])
+    stings = batch._loss(batch.Search(work=1), scores, now, np.zeros((1, 2)))
+    assert stings.tolist() == [[4.0, 0.0]]
+
+
+def test_the_calibration_reads_every_decision_of_seat_one_and_fits_a_temperature() -> None:
+    picks = calibrate.collect("mcs-total", 1, 4, 0)
+    assert [len(values) for values, _ in picks] == list(range(10, 1, -1))  # hands of 10 to 2
+    assert all(0 <= slot < len(values) for values, slot in picks)
+    fitted = calibrate.report(picks)["all"]
+    assert isinstance(fitted, dict) and fitted["picks"] == 9
+    assert fitted["temperature"] in calibrate.GRID
