@@ -85,9 +85,9 @@ bench: $(VENV)/.installed
 	$(PY) -m tests.bench.bench $(if $(GAMES),--games $(GAMES))
 	$(PY) -m tests.bench.bees
 
-# The bee levels' strength against each other and MCS(100), decision CPU, a person's wait at a
-# table of expert bees, then each level's rating on the people's scale (docs/benchmarks.md,
-# "Bee players"; ~20 min, then ~10, on an idle 2-core machine).
+# The bee levels' strength against each other, MCS(100) and the arena's MCSAgent, decision CPU,
+# a person's wait at a table of expert bees, then each level's rating on the people's scale
+# (docs/benchmarks.md, "Bee players"; ~20 min, then ~10, on an idle 2-core machine).
 bench-bees: $(VENV)/.installed
 	$(PY) -m tests.bench.bees
 	$(PY) -m tests.bench.level_ratings

@@ -4,19 +4,21 @@
     python -m tests.bench.bees --quick         # a few games of each, for a look (not for figures)
     python -m tests.bench.bees --only expert   # only the line-ups naming a level
 
-Each line-up plays whole games through the engine (`simulate.play_game`), seat 1 at one level
-and every other seat at another. The levels are the service's (easy, medium, hard, expert) and
-two anchors that are not: MCS(100), the plain Monte Carlo player of the 6-nimmt literature
-(`tests/bench/mcs.py`), and random play. Game n of a table size is dealt the same in every
-line-up (the deal comes from its own `random.Random("deal/{players}/{n}")`), so line-ups differ
-only by who plays. A win is the fewest stings, shared or not (seed §6); the win share counts a
-win shared by k seats as 1/k. Intervals are 95%, percentile bootstrap over the games (2,000
-resamples, a fixed seed). Every seeded level gets the seed the service would give it
-(`bee_decision_seed` of a fixed bench server seed, the game, the seat and the turn), so the whole
-run is reproducible. A decision's CPU time (`time.process_time`, one process per worker, so
-other work on the machine does not count) is measured around each call: median and p99.
+Each line-up plays whole games through the engine (`simulate.play_game`), seat 1 at one level and
+every other seat at another. The levels are the service's (easy, medium, hard, expert) and anchors
+that are not: MCS(100), the plain Monte Carlo player of the 6-nimmt literature
+(`tests/bench/mcs.py`, 100 playouts a bee), rl-6-nimmt's MCSAgent (`mcs-total`: 100 playouts a
+decision, the anchor of issue 45's arena; `mcs-total-800` with 800), and random play. Game n of a
+table size is dealt the same in every line-up (the deal comes from its own
+`random.Random("deal/{players}/{n}")`), so line-ups differ only by who plays. A win is the fewest
+stings, shared or not (seed §6); the win share counts a win shared by k seats as 1/k. Intervals are
+95%, percentile bootstrap over the games (2,000 resamples, a fixed seed). Every seeded level gets
+the seed the service would give it (`bee_decision_seed` of a fixed bench server seed, the game, the
+seat and the turn), so the whole run is reproducible. A decision's CPU time (`time.process_time`,
+one process per worker, so other work on the machine does not count) is measured around each call:
+median and p99.
 
-The games are spread over `--jobs` worker processes (2 by default): the whole plan is about 2,300 s
+The games are spread over `--jobs` worker processes (2 by default): the whole plan is about 2,400 s
 of CPU, some 20 minutes on an idle 2-core machine.
 """
 
@@ -32,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from typing import Any
 
 from service.domain.bee_answers import decide_with_bees
@@ -59,12 +62,14 @@ SEEDED: dict[str, Seeded] = {
     **{name: level.policy for name, level in LEVELS.items()},  # easy, medium, hard, expert
     "mcs": choose_bee_mcs,
     "mcs-total": choose_bee_mcs_total,
+    "mcs-total-800": partial(choose_bee_mcs_total, total=800),  # konaito/nimmt's opponent
     "random": lambda view, seed: random.Random(seed).choice(sorted(view.hand)),
 }
 LABEL: dict[str, str] = {
     **{name: name for name in LEVELS},
     "mcs": "MCS(100)",
     "mcs-total": "MCSAgent(mc_max=100)",
+    "mcs-total-800": "MCSAgent(mc_max=800)",
     "random": "random",
 }
 

@@ -8,8 +8,8 @@ plays `--games` games of four (or `--players`) seats all of one kind (a `bees.SE
 at each of seat 1's decisions makes the table from its view as the expert would; then it prints
 the temperature under which the picks are likeliest (maximum likelihood on a grid), overall and
 by hand size, and how often the player's bee is the table's least. An MCS player's noise falls
-with its playouts a bee: MCS(100) (100 a bee) is best fitted near 0.6-0.8, rl-6-nimmt's
-MCSAgent(mc_max=100) (100 a decision) near 2 at the start of a game.
+with its playouts a bee: MCS(100) (100 a bee) is best fitted near 0.6, rl-6-nimmt's
+MCSAgent(mc_max=100) (100 a decision) near 1.6 (docs/benchmarks.md, issue 45's fifth round).
 """
 
 from __future__ import annotations

@@ -87,6 +87,9 @@ EXPERT = batch.Search(
 # (`own_temperature=0.4`, +2.1), both (+0.2): inside the noise. Nor in its fourth round: its own
 # later turns by a policy learned from its own picks (`Search.own_net`, `own_weights`;
 # tests/bench/own_policy.py), -0.6 and -2.3 points on 300 deals at 1.5-1.7 times the CPU.
+# Nor in its fifth round: aiming at the margin over the leader (`objective="margin"`, +0.2
+# points on 400 deals), or imagining the others with the arena anchor's noise
+# (`table_temperature=2`: -0.1 against that anchor at 4 players, -7.5 against MCS(100) at 8).
 # The expert up to 5 players before issue 45: each other seat an MCS(8) of 4-turn playouts.
 NESTED = batch.Search(work=WORK, random_share=0.5, nested=8, nested_depth=4, seat_levels=True)
 # From 6 players on, the expert searches as it does up to 5 (the MCS table with noise 0.6 for
