@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"swarm: {exc}", file=sys.stderr)
         return 2
 
-    from service.serve import configure_logging, serve_http
+    from service.logs import configure_logging
+    from service.serve import serve_http
 
     configure_logging(settings.log_level)
     import psycopg

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import logging
-import logging.config
 import os
 import struct
 import tempfile
@@ -25,6 +23,7 @@ import structlog
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from service.logs import configure_logging, log_config
 from service.settings import Settings
 
 log = structlog.get_logger(__name__)
@@ -357,64 +356,6 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self.data_received(held)
         elif self._peer_done:
             self.transport.close()  # the client half-closed: every answer has gone out
-
-
-def json_formatter() -> logging.Formatter:
-    """The standard library's records (uvicorn, asyncpg, the embedded PostgreSQL) rendered as
-    the same JSON objects as structlog's own lines."""
-    return structlog.stdlib.ProcessorFormatter(
-        processors=[
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta,
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
-        foreign_pre_chain=[
-            structlog.contextvars.merge_contextvars,
-            structlog.stdlib.add_log_level,
-            structlog.stdlib.add_logger_name,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-        ],
-    )
-
-
-def log_config(level: str) -> dict[str, Any]:
-    """For `logging.config.dictConfig`; uvicorn applies it in every worker process too."""
-    return {
-        "version": 1,
-        "disable_existing_loggers": False,
-        "formatters": {"json": {"()": "service.serve.json_formatter"}},
-        "handlers": {
-            "stdout": {
-                "class": "logging.StreamHandler",
-                "formatter": "json",
-                "stream": "ext://sys.stdout",
-            }
-        },
-        "root": {"handlers": ["stdout"], "level": level},
-        "loggers": {
-            "uvicorn": {"handlers": [], "propagate": True},
-            "uvicorn.error": {"handlers": [], "propagate": True},
-            # The edge layer writes the one access line per request.
-            "uvicorn.access": {"handlers": [], "propagate": False, "level": "CRITICAL"},
-        },
-    }
-
-
-def configure_logging(level: str) -> None:
-    """Every line as one JSON object on stdout, structlog's and the standard library's alike,
-    so a log shipper reads one format."""
-    logging.config.dictConfig(log_config(level))
-    structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
-        logger_factory=structlog.PrintLoggerFactory(),
-        cache_logger_on_first_use=False,
-    )
 
 
 # The garbage collector's thresholds while serving (`settle_heap`): Python's defaults

@@ -30,7 +30,7 @@ from litestar.plugins.structlog import StructlogConfig, StructlogPlugin
 from litestar.routes import HTTPRoute
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from service import __version__, metrics
+from service import __version__, logs, metrics
 from service.api import idempotency, limits, problems
 from service.api.account_routes import ACCOUNT_CONTROLLERS
 from service.api.board import board_router, levels_module
@@ -59,6 +59,16 @@ from service.usecases.errors import Busy
 GAMES_GAUGE_INTERVAL = 5.0
 # Closing the pool waits for connections in use; past this, they are terminated.
 POOL_CLOSE_TIMEOUT = 2.0
+
+
+def _structlog_config() -> StructLoggingConfig:
+    """structlog as the process configures it (service/logs.py). Exceptions that become
+    4xx/503 are expected; a 500 is logged with its traceback by problems.internal_error."""
+    config = StructLoggingConfig(log_exceptions="never", **logs.structlog_settings())
+    # Litestar fills a missing standard-library config with its own, which would replace the
+    # process's (and drop every record that carries an exception): the process owns it.
+    config.standard_lib_logging_config = None
+    return config
 
 
 def rate_limit(per_second: int) -> list[Any]:
@@ -180,11 +190,7 @@ def create_app(
         # the edge layer (so 404s for unknown paths are logged too), not by a middleware.
         StructlogPlugin(
             StructlogConfig(
-                # Exceptions that become 4xx/503 are expected; a 500 is logged with its
-                # traceback by problems.internal_error.
-                structlog_logging_config=StructLoggingConfig(
-                    log_exceptions="never", standard_lib_logging_config=None
-                ),
+                structlog_logging_config=_structlog_config(),
                 enable_middleware_logging=False,
             )
         ),

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+import textwrap
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -126,3 +130,34 @@ async def test_tracing_is_off_unless_configured(database_url: str, capfd: Any) -
     plugin.config.tracer_provider.force_flush()
     out = capfd.readouterr().out
     assert '"trace_id"' in out and "GET" in out
+
+
+def test_a_library_record_with_an_exception_is_one_json_line_once_the_app_is_built(
+    database_url: str,
+) -> None:
+    # What asyncpg's pool logs while PostgreSQL shuts down; Litestar's structlog plugin once
+    # replaced the process's logging and dropped such a record ("--- Logging error ---").
+    # A process of its own: logging is process-wide.
+    script = textwrap.dedent(
+        f"""
+        import logging
+        import asyncpg
+        from service.api.app import create_app
+        from service.logs import configure_logging
+
+        configure_logging("INFO")
+        create_app({database_url!r}, run_clock=False)
+        try:
+            raise asyncpg.exceptions.CannotConnectNowError("the database system is shutting down")
+        except asyncpg.PostgresError:
+            logging.getLogger("asyncpg.pool").warning("pool floor not restored", exc_info=True)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "Logging error" not in done.stderr, done.stderr
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    [record] = [r for r in records if r.get("logger") == "asyncpg.pool"]
+    assert record["event"] == "pool floor not restored" and record["level"] == "warning"
+    assert "CannotConnectNowError: the database system is shutting down" in record["exception"]
