@@ -553,9 +553,21 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
     def problems(self) -> list[str]:
-        """Log lines that look like errors (tracebacks, ERROR/exception, 5xx answers)."""
+        """Log lines that are errors: a JSON line (every line the service writes) at level
+        error or critical, or carrying an exception or an error; any other line that looks
+        like one (a traceback, ERROR, an exception, a 5xx answer). uvicorn's own logger is
+        named "uvicorn.error" whatever it says, so a JSON line is read, not searched."""
         found: list[str] = []
         for line in self.log.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                erred = record.get("level") in ("error", "critical")
+                if erred or "exception" in record or "error" in record:
+                    found.append(line.strip())
+                continue
             low = line.lower()
             if "traceback" in low or "error" in low or "exception" in low or '" 5' in line:
                 found.append(line.strip())
