@@ -135,6 +135,8 @@ def test_the_margin_objectives_count_the_stings_every_seat_already_has() -> None
     assert soft[0].tolist() == pytest.approx([-1 / (1 + np.exp(-1)), -1 / (1 + np.exp(-2.5))])
     stings = batch._loss(batch.Search(work=1), scores, now, np.zeros((1, 2)))
     assert stings.tolist() == [[4.0, 0.0]]
+    with pytest.raises(ValueError, match="no such objective"):
+        batch._loss(batch.Search(work=1, objective="wins"), scores, now, np.zeros((1, 2)))
 
 
 def test_the_calibration_reads_every_decision_of_seat_one_and_fits_a_temperature() -> None:

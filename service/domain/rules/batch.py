@@ -552,9 +552,10 @@ def _loss(how: Search, scores: Ints, now: Ints, win: Floats) -> Floats:
     margin = _margins(scores, now)
     if how.objective == "margin":
         return margin
-    # "soft": minus a smooth chance of the win, a logistic of the margin (ties half a win)
-    soft: Floats = -1.0 / (1.0 + np.exp(margin / how.objective_scale))
-    return soft
+    if how.objective == "soft":  # minus a smooth chance of the win (a tie: half a win)
+        soft: Floats = -1.0 / (1.0 + np.exp(margin / how.objective_scale))
+        return soft
+    raise ValueError(f"no such objective: {how.objective!r}")
 
 
 class Search(NamedTuple):
