@@ -20,10 +20,9 @@ import random
 import numpy as np
 
 from service.domain.rules import batch
-from service.domain.rules.bee_view import BeeView, unseen_bees
+from service.domain.rules.bee_view import BeeView
 from service.domain.rules.bees import bee_decision_seed
 from service.domain.rules.engine import cheapest_stem
-from service.domain.rules.rollout import STINGS
 from service.domain.rules.simulate import play_game
 from tests.bench import bees
 
@@ -46,18 +45,8 @@ def collect(kind: str, games: int, players: int, first: int) -> list[tuple[np.nd
             seed = bee_decision_seed(bees.BENCH_SERVER_SEED, game_id, view.seat, turn, "pick")
             bee = decide(view, seed)
             if view.seat == 1 and len(hand) > 1:
-                pool = np.array(sorted({*hand, *unseen_bees(view)}), dtype=np.int64)
                 seats = view.players - len(view.left)
-                table = batch.mcs_table(
-                    pool,
-                    seats,
-                    len(hand),
-                    np.array([stem[-1] for stem in view.stems], dtype=np.int64),
-                    np.array([len(stem) for stem in view.stems], dtype=np.int64),
-                    np.array([sum(STINGS[b] for b in stem) for stem in view.stems]),
-                    TABLE,
-                    rng,
-                )
+                table = batch.view_tables(view, seats, TABLE, rng).pick
                 picks.append((table[hand], hand.index(bee)))
             return bee
 

@@ -525,6 +525,22 @@ def mcs_tables(
     return McsTable(table, later_table)
 
 
+def view_tables(view: BeeView, seats: int, playouts: int, rng: np.random.Generator) -> McsTable:
+    """`mcs_tables` of what `view` shows: the bees in hands (its own and those it cannot see)
+    dealt into `seats` hands as big as its own, from the stems as they stand."""
+    pool = np.array(sorted({*view.hand, *unseen_bees(view)}), dtype=np.int64)
+    return mcs_tables(
+        pool,
+        seats,
+        len(view.hand),
+        np.array([stem[-1] for stem in view.stems], dtype=np.int64),
+        np.array([len(stem) for stem in view.stems], dtype=np.int64),
+        np.array([sum(STINGS[b] for b in stem) for stem in view.stems], dtype=np.int64),
+        playouts,
+        rng,
+    )
+
+
 def _shares(scores: Ints, now: Ints) -> Floats:
     """The deciding seat's share of the win in each imagined game (C, D), counting the stings
     every seat had already: 1 / k when it is one of k seats with the fewest."""
@@ -646,17 +662,7 @@ def search(view: BeeView, seed: bytes, how: Search) -> tuple[int, list[Estimate]
     work = how.work
     if how.table > 0:  # one table a decision, its random playouts counted in the work
         nested_looks = 0
-        pool = np.array(sorted({*view.hand, *unseen_bees(view)}), dtype=np.int64)
-        table, later = mcs_tables(
-            pool,
-            seats,
-            size,
-            np.array([stem[-1] for stem in view.stems], dtype=np.int64),
-            np.array([len(stem) for stem in view.stems], dtype=np.int64),
-            np.array([sum(STINGS[b] for b in stem) for stem in view.stems], dtype=np.int64),
-            how.table,
-            rng,
-        )
+        table, later = view_tables(view, seats, how.table, rng)
         work = max(0, work - NESTED_LOOKS * how.table * seats * size)
     running = list(hand)
     sums = {b: np.zeros(3) for b in hand}  # loss, stings, win
