@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 
 from service.domain.rules.bees import BeeView, unseen_bees
 from service.domain.rules.rollout import STINGS, fly_tops
@@ -29,6 +30,33 @@ TOTAL_PLAYOUTS = 100
 PER_CARD_FACTOR = 10
 
 
+def _playout(view: BeeView) -> tuple[list[int], Callable[[int, list[int]], int]]:
+    """The bees this seat cannot see, and a playout from `view`: play(first, rest) plays its
+    `first` bee now and then `rest` in that order, every other seat the bees the unseen list
+    holds now, dealt in turn order (shuffle it for a fresh deal); the stings this seat takes."""
+    unseen = unseen_bees(view)
+    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
+    size = len(view.hand)
+    seats = len(others) + 1  # index 0 is this seat in the playouts
+    base_tops = [stem[-1] for stem in view.stems]
+    base_lens = [len(stem) for stem in view.stems]
+    base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
+
+    def play(first: int, rest: list[int]) -> int:
+        tops = list(base_tops)
+        lens = list(base_lens)
+        sums = list(base_sums)
+        scores = [0] * seats
+        for turn in range(size):
+            picks = [(first if turn == 0 else rest[turn - 1], 0)]
+            for s in range(1, seats):
+                picks.append((unseen[(s - 1) * size + turn], s))
+            fly_tops(tops, lens, sums, scores, picks)
+        return scores[0]
+
+    return unseen, play
+
+
 def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> int:
     """MCS(`playouts`)'s pick from `view` (MCS(`PLAYOUTS`) by default), its random stream
     seeded by `seed`."""
@@ -38,13 +66,7 @@ def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> i
         return hand[0]
     rng = random.Random(int.from_bytes(seed, "big"))
     shuffle = rng.shuffle
-    unseen = unseen_bees(view)
-    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
-    size = len(hand)
-    seats = len(others) + 1  # index 0 is this seat in the playouts
-    base_tops = [stem[-1] for stem in view.stems]
-    base_lens = [len(stem) for stem in view.stems]
-    base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
+    unseen, play = _playout(view)
     best, best_total = hand[0], -1
     for bee in hand:
         rest = [b for b in hand if b != bee]
@@ -52,17 +74,7 @@ def choose_bee_mcs(view: BeeView, seed: bytes, playouts: int | None = None) -> i
         for _ in range(playouts):
             shuffle(unseen)  # a fresh deal, and each hand in a random order of play
             shuffle(rest)
-            tops = list(base_tops)
-            lens = list(base_lens)
-            sums = list(base_sums)
-            scores = [0] * seats
-            for turn in range(size):
-                mine = bee if turn == 0 else rest[turn - 1]
-                picks = [(mine, 0)]
-                for s in range(1, seats):
-                    picks.append((unseen[(s - 1) * size + turn], s))
-                fly_tops(tops, lens, sums, scores, picks)
-            total += scores[0]
+            total += play(bee, rest)
         if best_total < 0 or total < best_total:
             best, best_total = bee, total
     return best
@@ -75,32 +87,17 @@ def choose_bee_mcs_total(view: BeeView, seed: bytes, total: int | None = None) -
     fewest stings on average among those played first at least once (the lowest on a tie)."""
     total = TOTAL_PLAYOUTS if total is None else total
     hand = sorted(view.hand)
-    size = len(hand)
-    if size == 1:
+    if len(hand) == 1:
         return hand[0]
     rng = random.Random(int.from_bytes(seed, "big"))
     shuffle = rng.shuffle
-    unseen = unseen_bees(view)
-    others = [s for s in range(1, view.players + 1) if s != view.seat and s not in view.left]
-    seats = len(others) + 1
-    base_tops = [stem[-1] for stem in view.stems]
-    base_lens = [len(stem) for stem in view.stems]
-    base_sums = [sum(STINGS[b] for b in stem) for stem in view.stems]
+    unseen, play = _playout(view)
     taken = dict.fromkeys(hand, 0)
     tried = dict.fromkeys(hand, 0)
     order = list(hand)
-    for _ in range(min(total, PER_CARD_FACTOR * math.factorial(size))):
+    for _ in range(min(total, PER_CARD_FACTOR * math.factorial(len(hand)))):
         shuffle(unseen)
         shuffle(order)  # its own bees in a random order of play, the first one the tried one
-        tops = list(base_tops)
-        lens = list(base_lens)
-        sums = list(base_sums)
-        scores = [0] * seats
-        for turn in range(size):
-            picks = [(order[turn], 0)]
-            for s in range(1, seats):
-                picks.append((unseen[(s - 1) * size + turn], s))
-            fly_tops(tops, lens, sums, scores, picks)
-        taken[order[0]] += scores[0]
+        taken[order[0]] += play(order[0], order[1:])
         tried[order[0]] += 1
     return min((b for b in hand if tried[b]), key=lambda b: (taken[b] / tried[b], b))
